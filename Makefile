@@ -1,0 +1,36 @@
+# Thin wrapper over the CMake presets. `make test` and `make bench` work on a
+# fresh Debian 12 machine: they install missing packages, configure and build.
+PRESET ?= ci
+BUILD_DIR := build/$(PRESET)
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps configure build test bench fuzz format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) > /dev/null
+
+build: configure
+	@cmake --build --preset $(PRESET) -j $(JOBS)
+
+test: build
+	@ctest --preset $(PRESET) -j $(JOBS)
+
+bench: build
+	@scripts/run-bench.sh $(BUILD_DIR)
+
+fuzz: deps
+	@cmake --preset $(PRESET) -DTESSERA_BUILD_FUZZERS=ON > /dev/null
+	@cmake --build --preset $(PRESET) -j $(JOBS) --target tessera-fuzz-frontend
+	@scripts/run-fuzz.sh $(BUILD_DIR) $(FUZZ_SECONDS)
+
+format:
+	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

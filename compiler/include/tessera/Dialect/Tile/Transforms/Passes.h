@@ -1,0 +1,19 @@
+//===- Passes.h - Tile dialect transformations ------------------*- C++ -*-===//
+
+#ifndef TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_H
+#define TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "tessera/Dialect/Tile/IR/TileOps.h"
+
+namespace mlir::tessera::tile {
+
+#define GEN_PASS_DECL
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_H

@@ -1,0 +1,183 @@
+//===- KernelInfo.h - What a kernel declares --------------------*- C++ -*-===//
+//
+// Plain C++ descriptions of a kernel's signature, launch grid and autotune
+// space, and of the specialisation it is compiled for. Shared by the
+// compiler, the runtime and the autotuner; no LLVM/MLIR types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_SUPPORT_KERNELINFO_H
+#define TESSERA_SUPPORT_KERNELINFO_H
+
+#include "tessera/Support/DType.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+/// A compile-time value of the tile language: None, bool, int, float, str,
+/// a dtype, or a tuple of these.
+class ConstValue {
+public:
+  enum class Kind { None, Bool, Int, Float, Str, DType, Tuple };
+
+  ConstValue() = default;
+  static ConstValue none() { return ConstValue(); }
+  static ConstValue boolean(bool v);
+  static ConstValue integer(int64_t v);
+  static ConstValue floating(double v);
+  static ConstValue string(std::string v);
+  static ConstValue dtype(DType v);
+  static ConstValue tuple(std::vector<ConstValue> v);
+
+  Kind kind() const { return kind_; }
+  bool isNone() const { return kind_ == Kind::None; }
+  bool isBool() const { return kind_ == Kind::Bool; }
+  bool isInt() const { return kind_ == Kind::Int; }
+  bool isFloat() const { return kind_ == Kind::Float; }
+  bool isStr() const { return kind_ == Kind::Str; }
+  bool isDType() const { return kind_ == Kind::DType; }
+  bool isTuple() const { return kind_ == Kind::Tuple; }
+  /// Bool, int or float.
+  bool isNumber() const { return isBool() || isInt() || isFloat(); }
+
+  bool getBool() const { return b_; }
+  int64_t getInt() const { return i_; }
+  double getFloat() const { return f_; }
+  const std::string &getStr() const { return s_; }
+  DType getDType() const { return dtype_; }
+  const std::vector<ConstValue> &getTuple() const { return elems_; }
+
+  /// Numeric value as double (bool -> 0/1). Precondition: isNumber().
+  double asDouble() const;
+  /// Python truthiness.
+  bool truthy() const;
+
+  /// Python-like repr: None, True, 3, 1.5, 'axpy', f16, (1, 2).
+  std::string toString() const;
+  /// Parses the spelling used on command lines and in JSON
+  /// ("128", "1.5", "true", "False", "f16", "'axpy'" or a bare word as str).
+  static ConstValue parse(const std::string &text);
+
+  friend bool operator==(const ConstValue &a, const ConstValue &b);
+  friend bool operator!=(const ConstValue &a, const ConstValue &b) {
+    return !(a == b);
+  }
+  friend bool operator<(const ConstValue &a, const ConstValue &b);
+
+private:
+  Kind kind_ = Kind::None;
+  bool b_ = false;
+  int64_t i_ = 0;
+  double f_ = 0;
+  std::string s_;
+  DType dtype_ = DType::F32;
+  std::vector<ConstValue> elems_;
+};
+
+enum class ParamKind {
+  Tensor,    ///< A global tensor (any strides), bound at launch.
+  Scalar,    ///< A run-time scalar argument (float, int).
+  Constexpr, ///< Fixed at specialisation; changes compile a new kernel.
+};
+
+enum class ScalarKind { Float, Int, Bool, Str, Any };
+
+/// One dimension of a tensor parameter: a shape symbol ("M") or a fixed size.
+struct DimInfo {
+  std::string symbol; ///< Empty when the size is fixed.
+  int64_t fixed = -1;
+};
+
+struct ParamInfo {
+  std::string name;
+  ParamKind kind = ParamKind::Scalar;
+  /// Tensor parameters: dimensions and element type. `dtype` is a concrete
+  /// dtype name ("f16") or a generic name bound at specialisation ("dtype",
+  /// "accum_dtype", ...).
+  std::vector<DimInfo> dims;
+  std::string dtype;
+  /// Scalars and constexprs: the declared kind.
+  ScalarKind scalarKind = ScalarKind::Any;
+  /// Tensors declared `= None` may be omitted.
+  bool optional = false;
+  std::optional<ConstValue> defaultValue;
+  uint32_t line = 0, col = 0;
+};
+
+/// `@autotune(space=dict(...), key=[...], restrict=[...], cache="...")`.
+struct AutotuneSpec {
+  /// Parameters in declaration order, each with its candidate values.
+  std::vector<std::pair<std::string, std::vector<ConstValue>>> space;
+  std::vector<std::string> key;
+  /// Restriction expressions, as written (evaluated by SourceModule).
+  std::vector<std::string> restrictions;
+  std::string cache;
+};
+
+/// The declared interface of one kernel.
+struct KernelInfo {
+  std::string name;
+  std::string docstring;
+  std::vector<ParamInfo> params;
+  /// True when `@kernel(grid=...)` declares the launch grid.
+  bool hasGrid = false;
+  std::optional<AutotuneSpec> autotune;
+  /// Shape symbols in first-use order.
+  std::vector<std::string> shapeSymbols;
+  /// Generic dtype names used by the signature ("dtype", "accum_dtype").
+  std::vector<std::string> genericDTypes;
+  uint32_t line = 0;
+
+  const ParamInfo *findParam(const std::string &name) const;
+  int paramIndex(const std::string &name) const;
+};
+
+/// A precision policy such as "bf16@accum(fp32)": storage and accumulate
+/// types bound to the generic names `dtype` and `accum_dtype`.
+struct PrecisionPolicy {
+  DType storage = DType::F32;
+  DType accum = DType::F32;
+  /// Parses "fp32", "f16", "bf16@accum(fp32)", "fp8_e4m3@accum(fp32)"...
+  /// Returns an error message (empty on success) in `error`.
+  static std::optional<PrecisionPolicy> parse(const std::string &text,
+                                              std::string *error);
+  std::string toString() const;
+};
+
+/// One argument of a compiled kernel's entry point, in ABI order: every
+/// tensor and run-time scalar parameter that is present, in declaration
+/// order (constexprs and absent optional tensors are not passed).
+struct AbiArg {
+  int param = -1;        ///< Index into KernelInfo::params.
+  bool isTensor = false;
+  DType dtype = DType::F32; ///< Tensors: element type. Scalars: F32 or I64.
+  int rank = 0;
+  bool unitInnerStride = false;
+};
+
+/// Everything a kernel is compiled for, beyond its source.
+struct Specialization {
+  /// Values of constexpr parameters (and of `num_warps`, `num_stages` and
+  /// other meta-parameters of the autotune space), and bindings of generic
+  /// dtype names other than those set by `precision`.
+  std::map<std::string, ConstValue> constants;
+  /// Precision policy string; empty means "fp32".
+  std::string precision;
+  /// Names of tensor parameters whose innermost stride is 1 at launch
+  /// (lets the compiler emit contiguous vector accesses).
+  std::vector<std::string> unitStrideTensors;
+  /// Optional tensor parameters passed as None.
+  std::vector<std::string> absentTensors;
+
+  /// A canonical text form, used in cache keys.
+  std::string canonical() const;
+};
+
+} // namespace tessera
+
+#endif // TESSERA_SUPPORT_KERNELINFO_H

@@ -1,0 +1,14 @@
+# lit configuration for Tessera's compiler regression tests.
+import os
+import lit.formats
+
+config.name = "Tessera"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".tile"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "README.md"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tessera_obj_root, "tests", "lit")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%kernels", os.path.join(config.tessera_src_root, "kernels_dsl")))
