@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tessera/Conversion/Passes.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
@@ -17,6 +18,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tessera::tile::registerTileTransformsPasses();
+  mlir::tessera::registerTesseraConversionPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

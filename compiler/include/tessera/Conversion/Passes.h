@@ -1,0 +1,26 @@
+//===- Passes.h - Tessera conversions ---------------------------*- C++ -*-===//
+
+#ifndef TESSERA_CONVERSION_PASSES_H
+#define TESSERA_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::tessera {
+
+#define GEN_PASS_DECL
+#include "tessera/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tessera/Conversion/Passes.h.inc"
+
+} // namespace mlir::tessera
+
+#endif // TESSERA_CONVERSION_PASSES_H

@@ -1,0 +1,59 @@
+//===- Passes.td - Tessera conversions ---------------------*- tablegen -*-===//
+
+#ifndef TESSERA_CONVERSION_PASSES_TD
+#define TESSERA_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FormProgramLoopPass : Pass<"tessera-form-program-loop", "::mlir::ModuleOp"> {
+  let summary = "Runs a chunk of program instances per call on the CPU";
+  let description = [{
+    For every `tile.kernel` function `@k`, replaces `tile.program_id` and
+    `tile.num_programs` with six trailing i64 arguments and adds
+    `@k_chunk(args..., %begin, %end, %g0, %g1, %g2)`, which loops over the
+    linear program ids `[begin, end)` of a `g0 x g1 x g2` grid (axis 0
+    fastest) and calls `@k` for each. `@k` becomes private so that the
+    inliner folds it into the loop.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def ConvertTileToLinalgPass : Pass<"tessera-convert-tile-to-linalg"> {
+  let summary = "Lowers tile ops to linalg, tensor, memref and bufferization";
+  let description = [{
+    Block loads become clipped `memref.subview`s read through
+    `bufferization.to_tensor` and padded with the load's `other` value
+    (`tensor.pad`), so out-of-bounds elements are never read. Stores write
+    only the in-bounds slice (`bufferization.materialize_in_destination`);
+    masked stores and scatters become loops of guarded `memref.store`.
+    `tile.dot` becomes `linalg.matmul`, `tile.reduce` `linalg.reduce` with
+    NaN-propagating `arith.maximumf`/`minimumf`, and the shape ops become
+    `linalg.fill`/`broadcast`/`transpose` and `tensor` reshapes. Atomics are
+    left for `tessera-lower-tile-atomics` (they touch no tensors, and
+    lowering them after buffer deallocation keeps their regions out of its
+    way); `tile.program_id`/`num_programs` are left for
+    `tessera-form-program-loop`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerTileAtomicsPass : Pass<"tessera-lower-tile-atomics"> {
+  let summary = "Lowers tile.atomic_rmw to bounds-checked memref atomics";
+  let description = [{
+    An in-bounds `tile.atomic_rmw` becomes `memref.atomic_rmw` (`addf`/`addi`,
+    NaN-propagating `maximumf`/`minimumf`, or signed `maxs`/`mins`).
+    Out-of-bounds indices skip the update.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // TESSERA_CONVERSION_PASSES_TD

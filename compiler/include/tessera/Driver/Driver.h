@@ -1,0 +1,109 @@
+//===- Driver.h - Compiling tile-language kernels ---------------*- C++ -*-===//
+//
+// The compiler's entry points for the runtime and the tools: parse a source
+// module once, then compile any of its kernels for a specialisation to tile
+// IR, lowered IR, LLVM IR or native CPU code. No LLVM/MLIR types appear
+// here (the runtime includes this header), only plain C++ and Status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_DRIVER_DRIVER_H
+#define TESSERA_DRIVER_DRIVER_H
+
+#include "tessera/Support/KernelInfo.h"
+#include "tessera/Support/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessera::driver {
+
+/// Wall-clock time of each compilation stage, in milliseconds.
+struct StageTimes {
+  double parse = 0;      ///< Lexing, parsing, declaration analysis.
+  double sema = 0;       ///< Type checking and tile IR emission.
+  double tilePasses = 0; ///< Tile-level canonicalisation and folding.
+  double lowering = 0;   ///< Tile -> linalg -> loops -> LLVM dialect.
+  double codegen = 0;    ///< LLVM IR optimisation and machine code (JIT).
+  double total() const { return parse + sema + tilePasses + lowering + codegen; }
+};
+
+/// A parsed source file: its kernels' declarations and the syntax tree.
+/// Immutable and thread-safe once created.
+class SourceModule {
+public:
+  /// Parses `text` (named `name` in diagnostics). On syntax or declaration
+  /// errors, returns InvalidArgument with every rendered diagnostic.
+  static StatusOr<std::shared_ptr<const SourceModule>>
+  parse(std::string name, std::string text);
+  ~SourceModule();
+
+  const std::string &name() const;
+  /// Every kernel's declared interface, in source order.
+  std::vector<const KernelInfo *> kernels() const;
+  const KernelInfo *findKernel(const std::string &name) const;
+  /// FNV-1a hash of the source text (part of compile-cache keys).
+  uint64_t sourceHash() const;
+  double parseMillis() const;
+
+  /// Evaluates kernel `kernel`'s `@kernel(grid=...)` with shape symbols and
+  /// specialisation constants bound. Returns up to 3 extents.
+  StatusOr<std::vector<int64_t>>
+  evaluateGrid(const std::string &kernel, const Specialization &spec,
+               const std::vector<std::pair<std::string, int64_t>> &shapes) const;
+  /// True if `spec` satisfies every `restrict=[...]` expression.
+  StatusOr<bool> satisfiesRestrictions(const std::string &kernel,
+                                       const Specialization &spec) const;
+
+  struct Impl;
+  const Impl &impl() const { return *impl_; }
+
+private:
+  SourceModule();
+  std::unique_ptr<Impl> impl_;
+};
+
+enum class EmitKind {
+  AST,     ///< The syntax tree as an S-expression.
+  Tile,    ///< Tile dialect after tile-level passes.
+  Lowered, ///< MLIR LLVM dialect just before translation.
+  LLVMIR,  ///< LLVM IR after optimisation.
+  Assembly ///< Host assembly.
+};
+
+/// Compiles kernel `kernel` for `spec` and renders the requested stage.
+StatusOr<std::string> emit(const SourceModule &module,
+                           const std::string &kernel,
+                           const Specialization &spec, EmitKind kind,
+                           StageTimes *times = nullptr);
+
+/// A kernel compiled to native code for the host CPU.
+class CpuExecutable {
+public:
+  ~CpuExecutable();
+  /// Runs program instances with linear ids [begin, end) of a grid of
+  /// `grid[0] x grid[1] x grid[2]` instances. `args` holds one pointer per
+  /// flattened argument (see abi()).
+  void run(void **args, int64_t begin, int64_t end, const int64_t grid[3]) const;
+  const std::vector<AbiArg> &abi() const;
+  int numWarps() const;
+  int numStages() const;
+  const StageTimes &times() const;
+
+  struct Impl;
+  explicit CpuExecutable(std::unique_ptr<Impl> impl);
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compiles kernel `kernel` for `spec` to host code.
+StatusOr<std::unique_ptr<CpuExecutable>>
+compileForCpu(const SourceModule &module, const std::string &kernel,
+              const Specialization &spec);
+
+} // namespace tessera::driver
+
+#endif // TESSERA_DRIVER_DRIVER_H

@@ -1,0 +1,57 @@
+//===- Pipeline.h - Tile IR to host code ------------------------*- C++ -*-===//
+//
+// Internal to the compiler: the tile-level pass pipeline, the lowering of
+// tile IR to the LLVM dialect for the host CPU, and the ORC JIT wrapper.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_TARGET_CPU_PIPELINE_H
+#define TESSERA_TARGET_CPU_PIPELINE_H
+
+#include "tessera/Support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <memory>
+
+namespace mlir {
+class ExecutionEngine;
+}
+
+namespace tessera::cpu {
+
+/// Loads every dialect and translation the pipelines need.
+void prepareContext(mlir::MLIRContext &ctx);
+
+/// Tile-level clean-up: canonicalisation, CSE, constant-mask folding.
+Status runTilePasses(mlir::ModuleOp module);
+
+/// Lowers a tile module to the LLVM dialect; adds `@<kernel>_chunk`.
+Status lowerToLLVMDialect(mlir::ModuleOp module, const std::string &kernel);
+
+/// LLVM IR (optimised at -O3 for the host) or host assembly as text.
+StatusOr<std::string> translateToText(mlir::ModuleOp module, bool assembly);
+
+/// A JIT-compiled kernel.
+class JitKernel {
+public:
+  static StatusOr<std::unique_ptr<JitKernel>> create(mlir::ModuleOp module,
+                                                     const std::string &kernel);
+  ~JitKernel();
+  /// `args` holds one pointer per flattened kernel argument.
+  void run(void **args, int64_t begin, int64_t end, const int64_t grid[3]) const;
+  /// Number of flattened argument slots the kernel takes (without the five
+  /// program-loop scalars).
+  size_t numArgSlots() const { return numSlots; }
+
+private:
+  JitKernel() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*entry)(void **) = nullptr;
+  size_t numSlots = 0;
+};
+
+} // namespace tessera::cpu
+
+#endif // TESSERA_TARGET_CPU_PIPELINE_H

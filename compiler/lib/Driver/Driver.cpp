@@ -1,0 +1,292 @@
+//===- Driver.cpp - Compiling tile-language kernels -----------------------===//
+
+#include "tessera/Driver/Driver.h"
+
+#include "tessera/Frontend/Parser.h"
+#include "tessera/Sema/MLIRGen.h"
+#include "tessera/Sema/Signature.h"
+#include "tessera/Target/CPU/Pipeline.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <map>
+
+using namespace tessera;
+using namespace tessera::driver;
+
+namespace {
+double millisSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+} // namespace
+
+struct SourceModule::Impl {
+  std::string name;
+  SourceManager sm;
+  uint32_t fileId = 0;
+  std::unique_ptr<ast::Module> ast;
+  sema::ConstEnv constants;
+  std::vector<sema::KernelDecl> kernels;
+  uint64_t hash = 0;
+  double parseMs = 0;
+
+  const sema::KernelDecl *find(const std::string &n) const {
+    for (const auto &k : kernels)
+      if (k.info.name == n)
+        return &k;
+    return nullptr;
+  }
+};
+
+SourceModule::SourceModule() : impl_(std::make_unique<Impl>()) {}
+SourceModule::~SourceModule() = default;
+
+StatusOr<std::shared_ptr<const SourceModule>>
+SourceModule::parse(std::string name, std::string text) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<SourceModule> m(new SourceModule());
+  Impl &I = *m->impl_;
+  I.name = name;
+  I.hash = fnv1a(text);
+  I.fileId = I.sm.addFile(std::move(name), std::move(text));
+  DiagnosticEngine diags(I.sm);
+  I.ast = parseModule(I.sm, I.fileId, diags);
+  if (!diags.hasErrors()) {
+    I.constants = sema::collectModuleConstants(*I.ast, diags);
+    for (const auto &s : I.ast->body) {
+      auto *fn = llvm::dyn_cast<ast::FunctionDef>(s.get());
+      if (!fn || !sema::isKernelDefinition(*fn))
+        continue;
+      if (auto decl = sema::analyzeKernel(*fn, I.constants, diags))
+        I.kernels.push_back(std::move(*decl));
+    }
+  }
+  if (diags.hasErrors())
+    return Status(StatusCode::kInvalidArgument, diags.render());
+  I.parseMs = millisSince(t0);
+  return std::shared_ptr<const SourceModule>(std::move(m));
+}
+
+const std::string &SourceModule::name() const { return impl_->name; }
+uint64_t SourceModule::sourceHash() const { return impl_->hash; }
+double SourceModule::parseMillis() const { return impl_->parseMs; }
+
+std::vector<const KernelInfo *> SourceModule::kernels() const {
+  std::vector<const KernelInfo *> out;
+  for (const auto &k : impl_->kernels)
+    out.push_back(&k.info);
+  return out;
+}
+
+const KernelInfo *SourceModule::findKernel(const std::string &n) const {
+  const sema::KernelDecl *d = impl_->find(n);
+  return d ? &d->info : nullptr;
+}
+
+namespace {
+Status unknownKernel(const SourceModule &m, const std::string &kernel) {
+  std::string names;
+  for (const KernelInfo *k : m.kernels())
+    names += (names.empty() ? "" : ", ") + k->name;
+  return notFound("no kernel '%s' in %s (kernels: %s)", kernel.c_str(),
+                  m.name().c_str(), names.empty() ? "none" : names.c_str());
+}
+} // namespace
+
+StatusOr<std::vector<int64_t>> SourceModule::evaluateGrid(
+    const std::string &kernel, const Specialization &spec,
+    const std::vector<std::pair<std::string, int64_t>> &shapes) const {
+  const sema::KernelDecl *d = impl_->find(kernel);
+  if (!d)
+    return unknownKernel(*this, kernel);
+  if (d->grid.empty())
+    return failedPrecondition("kernel '%s' declares no grid; pass one at launch",
+                              kernel.c_str());
+  std::string err;
+  auto env = sema::bindSpecialization(*d, impl_->constants, spec, &err);
+  if (!env)
+    return invalidArgument("%s", err.c_str());
+  for (auto &[sym, v] : shapes)
+    (*env)[sym] = ConstValue::integer(v);
+  std::vector<int64_t> grid;
+  for (const ast::Expr *e : d->grid) {
+    sema::ConstResult r = sema::evalConst(*e, *env);
+    if (!r.ok())
+      return invalidArgument("grid of '%s': %s", kernel.c_str(),
+                             r.error.c_str());
+    if (!r.value->isInt())
+      return invalidArgument("grid of '%s' must be integers, got %s",
+                             kernel.c_str(), r.value->toString().c_str());
+    if (r.value->getInt() < 0)
+      return invalidArgument("grid of '%s' is negative (%lld)", kernel.c_str(),
+                             (long long)r.value->getInt());
+    grid.push_back(r.value->getInt());
+  }
+  return grid;
+}
+
+StatusOr<bool>
+SourceModule::satisfiesRestrictions(const std::string &kernel,
+                                    const Specialization &spec) const {
+  const sema::KernelDecl *d = impl_->find(kernel);
+  if (!d)
+    return unknownKernel(*this, kernel);
+  if (!d->info.autotune)
+    return true;
+  std::string err;
+  auto env = sema::bindSpecialization(*d, impl_->constants, spec, &err);
+  if (!env)
+    return invalidArgument("%s", err.c_str());
+  for (const std::string &text : d->info.autotune->restrictions) {
+    SourceManager sm;
+    uint32_t id = sm.addFile("<restrict>", "__r = " + text + "\n");
+    DiagnosticEngine diags(sm);
+    auto mod = parseModule(sm, id, diags);
+    if (diags.hasErrors() || mod->body.size() != 1)
+      return invalidArgument("bad restriction '%s'", text.c_str());
+    auto *assign = llvm::dyn_cast<ast::AssignStmt>(mod->body[0].get());
+    if (!assign)
+      return invalidArgument("bad restriction '%s'", text.c_str());
+    sema::ConstResult r = sema::evalConst(*assign->value, *env);
+    if (!r.ok())
+      return invalidArgument("restriction '%s': %s", text.c_str(),
+                             r.error.c_str());
+    if (!r.value->truthy())
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Emits tile IR for a kernel; errors come back rendered.
+StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
+emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
+               const std::string &kernel, const Specialization &spec,
+               sema::EmittedKernel *meta, StageTimes *times) {
+  const auto &I = module.impl();
+  const sema::KernelDecl *d = I.find(kernel);
+  if (!d)
+    return unknownKernel(module, kernel);
+  auto t0 = std::chrono::steady_clock::now();
+  std::string err;
+  auto env = sema::bindSpecialization(*d, I.constants, spec, &err);
+  if (!env)
+    return invalidArgument("%s", err.c_str());
+  DiagnosticEngine diags(I.sm);
+  sema::EmittedKernel k =
+      sema::emitKernel(ctx, *I.ast, *d, *env, spec, I.sm, diags);
+  if (times)
+    times->sema = millisSince(t0);
+  if (diags.hasErrors() || !k.module)
+    return invalidArgument("%s", diags.render().c_str());
+  auto mod = std::move(k.module);
+  if (meta) {
+    meta->abi = k.abi;
+    meta->numWarps = k.numWarps;
+    meta->numStages = k.numStages;
+  }
+  t0 = std::chrono::steady_clock::now();
+  TESSERA_RETURN_IF_ERROR(cpu::runTilePasses(*mod));
+  if (times)
+    times->tilePasses = millisSince(t0);
+  return mod;
+}
+
+std::string printOp(mlir::Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os);
+  return s;
+}
+} // namespace
+
+StatusOr<std::string> driver::emit(const SourceModule &module,
+                                   const std::string &kernel,
+                                   const Specialization &spec, EmitKind kind,
+                                   StageTimes *times) {
+  if (times)
+    times->parse = module.parseMillis();
+  if (kind == EmitKind::AST) {
+    if (!module.findKernel(kernel))
+      return unknownKernel(module, kernel);
+    return ast::printModule(*module.impl().ast);
+  }
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  cpu::prepareContext(ctx);
+  sema::EmittedKernel meta;
+  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
+                                                    &meta, times));
+  if (kind == EmitKind::Tile)
+    return printOp(*mod);
+  auto t0 = std::chrono::steady_clock::now();
+  TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
+  if (times)
+    times->lowering = millisSince(t0);
+  if (kind == EmitKind::Lowered)
+    return printOp(*mod);
+  t0 = std::chrono::steady_clock::now();
+  auto text = cpu::translateToText(*mod, kind == EmitKind::Assembly);
+  if (times)
+    times->codegen = millisSince(t0);
+  return text;
+}
+
+struct CpuExecutable::Impl {
+  std::unique_ptr<cpu::JitKernel> jit;
+  std::vector<AbiArg> abi;
+  int numWarps = 4, numStages = 2;
+  StageTimes times;
+};
+
+CpuExecutable::CpuExecutable(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+CpuExecutable::~CpuExecutable() = default;
+const std::vector<AbiArg> &CpuExecutable::abi() const { return impl_->abi; }
+int CpuExecutable::numWarps() const { return impl_->numWarps; }
+int CpuExecutable::numStages() const { return impl_->numStages; }
+const StageTimes &CpuExecutable::times() const { return impl_->times; }
+
+void CpuExecutable::run(void **args, int64_t begin, int64_t end,
+                        const int64_t grid[3]) const {
+  impl_->jit->run(args, begin, end, grid);
+}
+
+StatusOr<std::unique_ptr<CpuExecutable>>
+driver::compileForCpu(const SourceModule &module, const std::string &kernel,
+                      const Specialization &spec) {
+  auto impl = std::make_unique<CpuExecutable::Impl>();
+  impl->times.parse = module.parseMillis();
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  cpu::prepareContext(ctx);
+  sema::EmittedKernel meta;
+  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
+                                                    &meta, &impl->times));
+  impl->abi = meta.abi;
+  impl->numWarps = meta.numWarps;
+  impl->numStages = meta.numStages;
+  auto t0 = std::chrono::steady_clock::now();
+  TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
+  impl->times.lowering = millisSince(t0);
+  t0 = std::chrono::steady_clock::now();
+  TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitKernel::create(*mod, kernel));
+  impl->times.codegen = millisSince(t0);
+  return std::make_unique<CpuExecutable>(std::move(impl));
+}

@@ -1,0 +1,214 @@
+//===- Pipeline.cpp - Tile IR to host code --------------------------------===//
+
+#include "tessera/Target/CPU/Pipeline.h"
+
+#include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Approximation.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace ::tessera;
+
+namespace {
+std::once_flag initOnce;
+
+void initialize() {
+  std::call_once(initOnce, [] {
+    registerAllPasses();
+    mlir::tessera::registerTesseraConversionPasses();
+    mlir::tessera::tile::registerTileTransformsPasses();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+/// Runs `pm` on `module`, turning MLIR diagnostics into a Status.
+Status runPasses(PassManager &pm, ModuleOp module, const char *stage) {
+  std::string messages;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(messages);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return success();
+  });
+  if (failed(pm.run(module)))
+    return internalError("%s failed:\n%s", stage, messages.c_str());
+  return Status::ok();
+}
+
+Status addPipeline(PassManager &pm, const std::string &text) {
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (failed(parsePassPipeline(text, pm, os)))
+    return internalError("bad pass pipeline '%s': %s", text.c_str(),
+                         err.c_str());
+  return Status::ok();
+}
+
+struct MathApproximationPass
+    : PassWrapper<MathApproximationPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MathApproximationPass)
+  StringRef getArgument() const override { return "tessera-math-approx"; }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void cpu::prepareContext(MLIRContext &ctx) {
+  initialize();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<mlir::tessera::tile::TileDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+}
+
+Status cpu::runTilePasses(ModuleOp module) {
+  PassManager pm(module.getContext());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm, "canonicalize,cse,tessera-fold-masks,canonicalize"));
+  return runPasses(pm, module, "tile passes");
+}
+
+Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
+  PassManager pm(module.getContext());
+  pm.addPass(mlir::tessera::createFormProgramLoopPass());
+  pm.addPass(mlir::tessera::createConvertTileToLinalgPass());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm, "func.func(convert-elementwise-to-linalg),"
+          "canonicalize,cse,"
+          "func.func(linalg-fuse-elementwise-ops),"
+          "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
+          "canonicalize,"
+          "func.func(buffer-hoisting,buffer-loop-hoisting),"
+          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=262144}),"
+          "buffer-deallocation-pipeline,tessera-lower-tile-atomics,"
+          "func.func(convert-linalg-to-loops),"
+          "inline,symbol-dce,canonicalize,cse,"
+          "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 "
+          "target-type=f32}),"
+          "func.func(arith-expand{include-bf16=true}),"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf"));
+  pm.addPass(std::make_unique<MathApproximationPass>());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm, "convert-math-to-llvm,convert-math-to-libm,"
+          "finalize-memref-to-llvm,convert-arith-to-llvm,"
+          "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+          "reconcile-unrealized-casts,canonicalize"));
+  return runPasses(pm, module, "CPU lowering");
+}
+
+namespace {
+StatusOr<std::unique_ptr<llvm::TargetMachine>> hostTargetMachine() {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return internalError("cannot detect the host: %s",
+                         llvm::toString(jtmb.takeError()).c_str());
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm)
+    return internalError("cannot create a target machine: %s",
+                         llvm::toString(tm.takeError()).c_str());
+  return std::move(*tm);
+}
+} // namespace
+
+StatusOr<std::string> cpu::translateToText(ModuleOp module, bool assembly) {
+  llvm::LLVMContext llvmCtx;
+  auto llvmModule = translateModuleToLLVMIR(module, llvmCtx);
+  if (!llvmModule)
+    return internalError("translation to LLVM IR failed");
+  TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  auto opt = makeOptimizingTransformer(3, 0, tm.get());
+  if (auto err = opt(llvmModule.get()))
+    return internalError("LLVM optimisation failed: %s",
+                         llvm::toString(std::move(err)).c_str());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (!assembly) {
+    llvmModule->print(os, nullptr);
+    return text;
+  }
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream bos(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, bos, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return internalError("the host target cannot emit assembly");
+  pm.run(*llvmModule);
+  return std::string(buffer.str());
+}
+
+cpu::JitKernel::~JitKernel() = default;
+
+StatusOr<std::unique_ptr<cpu::JitKernel>>
+cpu::JitKernel::create(ModuleOp module, const std::string &kernel) {
+  std::string chunk = kernel + "_chunk";
+  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(chunk);
+  if (!fn)
+    return internalError("lowered module has no '%s'", chunk.c_str());
+  std::unique_ptr<JitKernel> k(new JitKernel());
+  k->numSlots = fn.getNumArguments() - 5;
+  TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
+  ExecutionEngineOptions opts;
+  opts.transformer = makeOptimizingTransformer(3, 0, tm.get());
+  opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(module, opts);
+  if (!engine)
+    return internalError("JIT compilation failed: %s",
+                         llvm::toString(engine.takeError()).c_str());
+  k->engine = std::move(*engine);
+  auto entry = k->engine->lookupPacked(chunk);
+  if (!entry)
+    return internalError("JIT lookup of '%s' failed: %s", chunk.c_str(),
+                         llvm::toString(entry.takeError()).c_str());
+  k->entry = *entry;
+  return k;
+}
+
+void cpu::JitKernel::run(void **args, int64_t begin, int64_t end,
+                         const int64_t grid[3]) const {
+  llvm::SmallVector<void *, 64> all(args, args + numSlots);
+  int64_t g0 = grid[0], g1 = grid[1], g2 = grid[2];
+  all.push_back(&begin);
+  all.push_back(&end);
+  all.push_back(&g0);
+  all.push_back(&g1);
+  all.push_back(&g2);
+  entry(all.data());
+}
