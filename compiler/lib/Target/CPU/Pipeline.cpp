@@ -7,6 +7,8 @@
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -83,6 +85,23 @@ struct MathApproximationPass
       signalPassFailure();
   }
 };
+/// memref.copy (from bufferization) becomes linalg.copy, which lowers to
+/// plain loops the LLVM vectoriser handles, instead of a call into the MLIR
+/// runner-utils library.
+struct CopyToLinalgPass
+    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
+  StringRef getArgument() const override { return "tessera-copy-to-linalg"; }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp op) { copies.push_back(op); });
+    for (memref::CopyOp op : copies) {
+      OpBuilder b(op);
+      linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
+      op.erase();
+    }
+  }
+};
 } // namespace
 
 void cpu::prepareContext(MLIRContext &ctx) {
@@ -116,8 +135,10 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
           "canonicalize,"
           "func.func(buffer-hoisting,buffer-loop-hoisting),"
           "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=262144}),"
-          "buffer-deallocation-pipeline,tessera-lower-tile-atomics,"
-          "func.func(convert-linalg-to-loops),"
+          "buffer-deallocation-pipeline,tessera-lower-tile-atomics"));
+  pm.addPass(std::make_unique<CopyToLinalgPass>());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm, "func.func(convert-linalg-to-loops),"
           "inline,symbol-dce,canonicalize,cse,"
           "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 "
           "target-type=f32}),"

@@ -1,0 +1,196 @@
+//===- Runtime.h - Tessera runtime public API -------------------*- C++ -*-===//
+//
+// Load tile-language source, compile a kernel for a specialisation and a
+// device, and launch it on tensor views. Plain C++: no LLVM, MLIR or CUDA
+// types. Every fallible call returns a Status naming what was wrong.
+//
+//   tessera::Runtime rt;
+//   auto prog = rt.loadFile("kernels_dsl/vector_ops.tile");
+//   auto axpy = rt.compile(**prog, "axpy", {.constants = {{"BLOCK_SIZE", 1024}}});
+//   Status s = (*axpy)->launch({TensorView::contiguous(x, DType::F32, {n}),
+//                               TensorView::contiguous(y, DType::F32, {n}),
+//                               Arg(2.0)});
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_RUNTIME_RUNTIME_H
+#define TESSERA_RUNTIME_RUNTIME_H
+
+#include "tessera/Support/DType.h"
+#include "tessera/Support/KernelInfo.h"
+#include "tessera/Support/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tessera {
+
+namespace driver {
+class SourceModule;
+}
+
+enum class DeviceKind {
+  Cpu,  ///< Host code through the ORC JIT; the reference device.
+  Sim,  ///< The GPU lowering executed on CPU fibers.
+  Cuda, ///< NVIDIA GPUs through the CUDA driver.
+};
+const char *deviceKindName(DeviceKind kind);
+std::optional<DeviceKind> parseDeviceKind(std::string_view name);
+
+/// A strided view of host memory. Strides are in elements.
+struct TensorView {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  /// A row-major contiguous view.
+  static TensorView contiguous(void *data, DType dtype,
+                               std::vector<int64_t> shape);
+  int64_t numel() const;
+};
+
+/// One launch argument: a tensor view, a number, or None (an omitted
+/// optional tensor).
+class Arg {
+public:
+  Arg() : v_(std::monostate{}) {}
+  Arg(TensorView t) : v_(std::move(t)) {}
+  Arg(double d) : v_(d) {}
+  Arg(float f) : v_(double(f)) {}
+  Arg(int64_t i) : v_(i) {}
+  Arg(int i) : v_(int64_t(i)) {}
+  Arg(bool b) : v_(b) {}
+  static Arg none() { return Arg(); }
+
+  bool isNone() const { return std::holds_alternative<std::monostate>(v_); }
+  const TensorView *tensor() const { return std::get_if<TensorView>(&v_); }
+  const double *floating() const { return std::get_if<double>(&v_); }
+  const int64_t *integer() const { return std::get_if<int64_t>(&v_); }
+  const bool *boolean() const { return std::get_if<bool>(&v_); }
+  std::string describe() const;
+
+private:
+  std::variant<std::monostate, TensorView, double, int64_t, bool> v_;
+};
+
+struct LaunchOptions {
+  /// Program-instance grid; when absent, computed from `@kernel(grid=...)`.
+  std::optional<std::array<int64_t, 3>> grid;
+};
+
+/// What a kernel is compiled for, beyond its source.
+struct CompileOptions {
+  /// Constexpr parameters, autotune/meta parameters, generic dtypes.
+  std::map<std::string, ConstValue> constants;
+  /// Precision policy, e.g. "bf16@accum(fp32)"; empty means fp32.
+  std::string precision;
+};
+
+/// Per-stage compile times of one compiled variant, in milliseconds.
+struct CompileTimes {
+  double parse = 0, sema = 0, tilePasses = 0, lowering = 0, codegen = 0;
+  double total() const { return parse + sema + tilePasses + lowering + codegen; }
+};
+
+/// A parsed source module.
+class Program {
+public:
+  ~Program();
+  const std::string &name() const;
+  std::vector<const KernelInfo *> kernels() const;
+  const KernelInfo *findKernel(const std::string &name) const;
+  uint64_t sourceHash() const;
+
+  struct Impl;
+  explicit Program(std::shared_ptr<const driver::SourceModule> module);
+  const driver::SourceModule &module() const { return *module_; }
+  const std::shared_ptr<const driver::SourceModule> &sharedModule() const {
+    return module_;
+  }
+
+private:
+  std::shared_ptr<const driver::SourceModule> module_;
+};
+
+class Runtime;
+
+/// A kernel compiled for one specialisation and device. Variants for
+/// other stride patterns (unit vs non-unit innermost stride) are compiled
+/// on first use and cached.
+class Kernel {
+public:
+  ~Kernel();
+  const KernelInfo &info() const;
+  DeviceKind device() const;
+  const Specialization &specialization() const;
+  /// Times of the first (contiguous) variant's compilation.
+  const CompileTimes &compileTimes() const;
+
+  /// Checks `args` against the signature, then runs the grid to
+  /// completion. Arguments are every tensor and run-time scalar parameter,
+  /// in declaration order (constexprs are not passed).
+  Status launch(const std::vector<Arg> &args, const LaunchOptions &opts = {});
+
+  /// Only the launch-time checks; returns the grid that would run.
+  StatusOr<std::array<int64_t, 3>> check(const std::vector<Arg> &args,
+                                         const LaunchOptions &opts = {}) const;
+
+  struct Impl;
+  explicit Kernel(std::unique_ptr<Impl> impl);
+
+private:
+  friend class Runtime;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct RuntimeOptions {
+  /// Threads for CPU launches; 0 means all hardware threads.
+  unsigned numThreads = 0;
+};
+
+struct CompileCacheStats {
+  uint64_t hits = 0, misses = 0, entries = 0;
+};
+
+class Runtime {
+public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  StatusOr<std::shared_ptr<Program>> loadSource(std::string name,
+                                                std::string text);
+  StatusOr<std::shared_ptr<Program>> loadFile(const std::string &path);
+
+  /// OK if `kind` can run kernels here; otherwise Unavailable (no driver or
+  /// no device) or Unimplemented, with the reason.
+  Status deviceStatus(DeviceKind kind) const;
+
+  /// Compiles (or fetches from the in-process cache) kernel `kernel` of
+  /// `program`. The same source + specialisation + device compiles once.
+  StatusOr<std::shared_ptr<Kernel>> compile(const Program &program,
+                                            const std::string &kernel,
+                                            const CompileOptions &options = {},
+                                            DeviceKind device = DeviceKind::Cpu);
+
+  CompileCacheStats cacheStats() const;
+  unsigned numThreads() const;
+
+  struct Impl;
+  Impl &impl() { return *impl_; }
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tessera
+
+#endif // TESSERA_RUNTIME_RUNTIME_H

@@ -1,0 +1,497 @@
+//===- Runtime.cpp - Tessera runtime --------------------------------------===//
+
+#include "tessera/runtime/Runtime.h"
+
+#include "Core/ThreadPool.h"
+#include "tessera/Driver/Driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+using namespace tessera;
+
+//===----------------------------------------------------------------------===//
+// Small types
+//===----------------------------------------------------------------------===//
+
+const char *tessera::deviceKindName(DeviceKind kind) {
+  switch (kind) {
+  case DeviceKind::Cpu: return "cpu";
+  case DeviceKind::Sim: return "sim";
+  case DeviceKind::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+std::optional<DeviceKind> tessera::parseDeviceKind(std::string_view name) {
+  if (name == "cpu")
+    return DeviceKind::Cpu;
+  if (name == "sim")
+    return DeviceKind::Sim;
+  if (name == "cuda" || name == "gpu")
+    return DeviceKind::Cuda;
+  return std::nullopt;
+}
+
+TensorView TensorView::contiguous(void *data, DType dtype,
+                                  std::vector<int64_t> shape) {
+  TensorView t;
+  t.data = data;
+  t.dtype = dtype;
+  t.strides.assign(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    t.strides[i] = t.strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  t.shape = std::move(shape);
+  return t;
+}
+
+int64_t TensorView::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string Arg::describe() const {
+  if (isNone())
+    return "None";
+  if (auto *t = tensor()) {
+    std::string s = std::string(dtypeName(t->dtype)) + " tensor of shape (";
+    for (size_t i = 0; i < t->shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(t->shape[i]);
+    return s + ")";
+  }
+  if (auto *d = floating())
+    return "float " + std::to_string(*d);
+  if (auto *i = integer())
+    return "int " + std::to_string(*i);
+  return std::string("bool ") + (*boolean() ? "True" : "False");
+}
+
+//===----------------------------------------------------------------------===//
+// Program
+//===----------------------------------------------------------------------===//
+
+Program::Program(std::shared_ptr<const driver::SourceModule> module)
+    : module_(std::move(module)) {}
+Program::~Program() = default;
+const std::string &Program::name() const { return module_->name(); }
+std::vector<const KernelInfo *> Program::kernels() const {
+  return module_->kernels();
+}
+const KernelInfo *Program::findKernel(const std::string &name) const {
+  return module_->findKernel(name);
+}
+uint64_t Program::sourceHash() const { return module_->sourceHash(); }
+
+//===----------------------------------------------------------------------===//
+// Runtime internals
+//===----------------------------------------------------------------------===//
+
+struct Runtime::Impl {
+  explicit Impl(RuntimeOptions o) : options(o), pool(o.numThreads) {}
+  RuntimeOptions options;
+  ThreadPool pool;
+  mutable std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<Kernel>> kernels;
+  CompileCacheStats stats;
+};
+
+struct Kernel::Impl {
+  Runtime::Impl *rt = nullptr;
+  std::shared_ptr<const driver::SourceModule> module;
+  std::string name;
+  const KernelInfo *info = nullptr;
+  DeviceKind device = DeviceKind::Cpu;
+  Specialization spec;
+  CompileTimes times;
+  /// Element type of every tensor parameter (generic dtypes resolved).
+  std::vector<DType> paramDTypes;
+  /// Indices of the parameters passed at launch (tensors and scalars).
+  std::vector<int> launchParams;
+
+  std::mutex mutex;
+  /// Compiled variants keyed by (unit-stride mask, absent-tensor mask).
+  std::map<std::pair<uint64_t, uint64_t>,
+           std::shared_ptr<driver::CpuExecutable>>
+      variants;
+
+  StatusOr<std::shared_ptr<driver::CpuExecutable>> variant(uint64_t unitMask,
+                                                           uint64_t absentMask);
+  struct Checked {
+    std::array<int64_t, 3> grid{1, 1, 1};
+    uint64_t unitMask = 0, absentMask = 0;
+  };
+  StatusOr<Checked> check(const std::vector<Arg> &args,
+                          const LaunchOptions &opts) const;
+};
+
+StatusOr<std::shared_ptr<driver::CpuExecutable>>
+Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(unitMask, absentMask);
+  if (auto it = variants.find(key); it != variants.end())
+    return it->second;
+  Specialization s = spec;
+  for (size_t i = 0; i < info->params.size(); ++i) {
+    if (info->params[i].kind != ParamKind::Tensor)
+      continue;
+    if (unitMask >> i & 1)
+      s.unitStrideTensors.push_back(info->params[i].name);
+    if (absentMask >> i & 1)
+      s.absentTensors.push_back(info->params[i].name);
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto exe, driver::compileForCpu(*module, name, s));
+  std::shared_ptr<driver::CpuExecutable> shared(std::move(exe));
+  variants[key] = shared;
+  return shared;
+}
+
+namespace {
+std::string paramWhere(const ParamInfo &p) {
+  return "parameter '" + p.name + "'";
+}
+} // namespace
+
+StatusOr<Kernel::Impl::Checked>
+Kernel::Impl::check(const std::vector<Arg> &args,
+                    const LaunchOptions &opts) const {
+  Checked out;
+  if (args.size() != launchParams.size()) {
+    std::string names;
+    for (int pi : launchParams)
+      names += (names.empty() ? "" : ", ") + info->params[pi].name;
+    return invalidArgument("kernel '%s' takes %zu launch arguments (%s), got %zu",
+                           name.c_str(), launchParams.size(), names.c_str(),
+                           args.size());
+  }
+  if (info->params.size() > 64)
+    return unimplemented("kernels with more than 64 parameters");
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  for (size_t ai = 0; ai < args.size(); ++ai) {
+    const ParamInfo &p = info->params[launchParams[ai]];
+    const Arg &a = args[ai];
+    if (p.kind == ParamKind::Tensor) {
+      if (a.isNone()) {
+        if (!p.optional)
+          return invalidArgument("%s expects a tensor, got None",
+                                 paramWhere(p).c_str());
+        out.absentMask |= uint64_t(1) << launchParams[ai];
+        continue;
+      }
+      const TensorView *t = a.tensor();
+      if (!t)
+        return invalidArgument("%s expects a tensor, got %s",
+                               paramWhere(p).c_str(), a.describe().c_str());
+      DType want = paramDTypes[launchParams[ai]];
+      if (t->dtype != want)
+        return invalidArgument("%s expects a %s tensor, got %s",
+                               paramWhere(p).c_str(), dtypeName(want),
+                               a.describe().c_str());
+      if (t->shape.size() != p.dims.size())
+        return invalidArgument("%s expects a tensor of rank %zu, got %s",
+                               paramWhere(p).c_str(), p.dims.size(),
+                               a.describe().c_str());
+      if (t->strides.size() != t->shape.size())
+        return invalidArgument("%s has %zu strides for rank %zu",
+                               paramWhere(p).c_str(), t->strides.size(),
+                               t->shape.size());
+      bool empty = false;
+      for (size_t d = 0; d < t->shape.size(); ++d) {
+        if (t->shape[d] < 0)
+          return invalidArgument("%s has a negative size %lld in dimension %zu",
+                                 paramWhere(p).c_str(),
+                                 (long long)t->shape[d], d);
+        if (t->strides[d] < 0)
+          return invalidArgument(
+              "%s has a negative stride %lld in dimension %zu (negative "
+              "strides are not supported)",
+              paramWhere(p).c_str(), (long long)t->strides[d], d);
+        empty |= t->shape[d] == 0;
+        const DimInfo &di = p.dims[d];
+        if (di.symbol.empty()) {
+          if (t->shape[d] != di.fixed)
+            return invalidArgument("%s dimension %zu must be %lld, got %lld",
+                                   paramWhere(p).c_str(), d,
+                                   (long long)di.fixed,
+                                   (long long)t->shape[d]);
+          continue;
+        }
+        auto [it, inserted] = symbols.try_emplace(
+            di.symbol, t->shape[d],
+            p.name + "' dimension " + std::to_string(d));
+        if (!inserted && it->second.first != t->shape[d])
+          return invalidArgument(
+              "shape symbol '%s' is %lld for parameter '%s, but %lld for "
+              "parameter '%s' dimension %zu",
+              di.symbol.c_str(), (long long)it->second.first,
+              it->second.second.c_str(), (long long)t->shape[d],
+              p.name.c_str(), d);
+      }
+      if (!empty && !t->data)
+        return invalidArgument("%s has a null data pointer",
+                               paramWhere(p).c_str());
+      // Element offsets must fit in 64 bits.
+      __int128 span = 0;
+      for (size_t d = 0; d < t->shape.size(); ++d)
+        if (t->shape[d] > 0)
+          span += (__int128)(t->shape[d] - 1) * t->strides[d];
+      if (span > std::numeric_limits<int64_t>::max() / 16)
+        return invalidArgument("%s spans too many elements",
+                               paramWhere(p).c_str());
+      if (!t->shape.empty() &&
+          (t->strides.back() == 1 || t->shape.back() <= 1))
+        out.unitMask |= uint64_t(1) << launchParams[ai];
+      continue;
+    }
+    // Scalars.
+    if (a.tensor() || a.isNone())
+      return invalidArgument("%s expects a scalar, got %s",
+                             paramWhere(p).c_str(), a.describe().c_str());
+    if (p.scalarKind == ScalarKind::Int && !a.integer())
+      return invalidArgument("%s expects an int, got %s",
+                             paramWhere(p).c_str(), a.describe().c_str());
+    if (p.scalarKind == ScalarKind::Bool && !a.boolean())
+      return invalidArgument("%s expects a bool, got %s",
+                             paramWhere(p).c_str(), a.describe().c_str());
+    if ((p.scalarKind == ScalarKind::Float || p.scalarKind == ScalarKind::Any) &&
+        !a.floating() && !a.integer())
+      return invalidArgument("%s expects a float, got %s",
+                             paramWhere(p).c_str(), a.describe().c_str());
+  }
+
+  if (opts.grid) {
+    out.grid = *opts.grid;
+  } else {
+    std::vector<std::pair<std::string, int64_t>> shapes;
+    for (auto &[sym, v] : symbols)
+      shapes.emplace_back(sym, v.first);
+    TESSERA_ASSIGN_OR_RETURN(auto g, module->evaluateGrid(name, spec, shapes));
+    for (size_t i = 0; i < 3; ++i)
+      out.grid[i] = i < g.size() ? g[i] : 1;
+  }
+  for (int64_t g : out.grid)
+    if (g < 0)
+      return invalidArgument("grid extents must be non-negative");
+  if (out.grid[0] > 0 && out.grid[1] > 0 && out.grid[2] > 0) {
+    __int128 total = (__int128)out.grid[0] * out.grid[1] * out.grid[2];
+    if (total > (int64_t(1) << 40))
+      return invalidArgument("grid of %lld x %lld x %lld program instances is "
+                             "too large",
+                             (long long)out.grid[0], (long long)out.grid[1],
+                             (long long)out.grid[2]);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Kernel::~Kernel() = default;
+const KernelInfo &Kernel::info() const { return *impl_->info; }
+DeviceKind Kernel::device() const { return impl_->device; }
+const Specialization &Kernel::specialization() const { return impl_->spec; }
+const CompileTimes &Kernel::compileTimes() const { return impl_->times; }
+
+StatusOr<std::array<int64_t, 3>>
+Kernel::check(const std::vector<Arg> &args, const LaunchOptions &opts) const {
+  TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
+  return c.grid;
+}
+
+Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
+  TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
+  int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
+  if (total == 0)
+    return Status::ok(); // An empty grid is a no-op.
+  TESSERA_ASSIGN_OR_RETURN(auto exe, impl_->variant(c.unitMask, c.absentMask));
+
+  // Flatten: tensors as (allocated, aligned, offset, sizes..., strides...),
+  // scalars as one slot each.
+  std::vector<int64_t> slots;
+  slots.reserve(64);
+  for (size_t ai = 0; ai < args.size(); ++ai) {
+    const Arg &a = args[ai];
+    const ParamInfo &p = impl_->info->params[impl_->launchParams[ai]];
+    if (p.kind == ParamKind::Tensor) {
+      if (a.isNone())
+        continue;
+      const TensorView &t = *a.tensor();
+      int64_t ptr;
+      std::memcpy(&ptr, &t.data, sizeof(ptr));
+      slots.push_back(ptr);
+      slots.push_back(ptr);
+      slots.push_back(0);
+      for (int64_t d : t.shape)
+        slots.push_back(d);
+      for (int64_t s : t.strides)
+        slots.push_back(s);
+      continue;
+    }
+    int64_t slot = 0;
+    if (p.scalarKind == ScalarKind::Int) {
+      slot = *a.integer();
+    } else if (p.scalarKind == ScalarKind::Bool) {
+      unsigned char bv = *a.boolean() ? 1 : 0;
+      std::memcpy(&slot, &bv, 1);
+    } else {
+      float f = a.floating() ? float(*a.floating()) : float(*a.integer());
+      std::memcpy(&slot, &f, sizeof(f));
+    }
+    slots.push_back(slot);
+  }
+  std::vector<void *> ptrs(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i)
+    ptrs[i] = &slots[i];
+
+  const int64_t grid[3] = {c.grid[0], c.grid[1], c.grid[2]};
+  ThreadPool &pool = impl_->rt->pool;
+  int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 8));
+  const driver::CpuExecutable *e = exe.get();
+  void **argv = ptrs.data();
+  pool.parallelFor(total, grain, [&](int64_t b, int64_t en) {
+    e->run(argv, b, en, grid);
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime
+//===----------------------------------------------------------------------===//
+
+Runtime::Runtime(RuntimeOptions options)
+    : impl_(std::make_unique<Impl>(options)) {}
+Runtime::~Runtime() = default;
+unsigned Runtime::numThreads() const { return impl_->pool.size(); }
+
+StatusOr<std::shared_ptr<Program>> Runtime::loadSource(std::string name,
+                                                       std::string text) {
+  TESSERA_ASSIGN_OR_RETURN(auto m, driver::SourceModule::parse(std::move(name),
+                                                               std::move(text)));
+  return std::make_shared<Program>(std::move(m));
+}
+
+StatusOr<std::shared_ptr<Program>> Runtime::loadFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return notFound("cannot read '%s'", path.c_str());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return loadSource(path, ss.str());
+}
+
+Status Runtime::deviceStatus(DeviceKind kind) const {
+  switch (kind) {
+  case DeviceKind::Cpu:
+    return Status::ok();
+  case DeviceKind::Sim:
+    return unimplemented("the 'sim' device (GPU lowering on CPU fibers) is "
+                         "not implemented yet");
+  case DeviceKind::Cuda: {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+      return unavailable("the 'cuda' device is unavailable: no CUDA driver "
+                         "(libcuda.so.1 not found)");
+    dlclose(h);
+    return unimplemented("the 'cuda' device is not implemented yet");
+  }
+  }
+  return internalError("unknown device");
+}
+
+StatusOr<std::shared_ptr<Kernel>>
+Runtime::compile(const Program &program, const std::string &kernel,
+                 const CompileOptions &options, DeviceKind device) {
+  TESSERA_RETURN_IF_ERROR(deviceStatus(device));
+  const driver::SourceModule &m = program.module();
+  Specialization spec;
+  spec.constants = options.constants;
+  spec.precision = options.precision;
+  std::string key = m.name();
+  key += '\0';
+  key += std::to_string(m.sourceHash());
+  key += '\0';
+  key += kernel;
+  key += '\0';
+  key += spec.canonical();
+  key += '\0';
+  key += deviceKindName(device);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) {
+      ++impl_->stats.hits;
+      return it->second;
+    }
+  }
+  const KernelInfo *info = m.findKernel(kernel);
+  if (!info) {
+    std::string names;
+    for (const KernelInfo *k : m.kernels())
+      names += (names.empty() ? "" : ", ") + k->name;
+    return notFound("no kernel '%s' in %s (kernels: %s)", kernel.c_str(),
+                    m.name().c_str(), names.empty() ? "none" : names.c_str());
+  }
+  auto impl = std::make_unique<Kernel::Impl>();
+  impl->rt = impl_.get();
+  impl->name = kernel;
+  impl->info = info;
+  impl->device = device;
+  impl->spec = spec;
+  // Keep the module alive as long as the kernel.
+  impl->module = program.sharedModule();
+  std::string policyError;
+  auto policy = PrecisionPolicy::parse(spec.precision, &policyError);
+  if (!policy)
+    return invalidArgument("%s", policyError.c_str());
+  impl->paramDTypes.assign(info->params.size(), DType::F32);
+  for (size_t i = 0; i < info->params.size(); ++i) {
+    const ParamInfo &p = info->params[i];
+    if (p.kind != ParamKind::Constexpr)
+      impl->launchParams.push_back((int)i);
+    if (p.kind != ParamKind::Tensor)
+      continue;
+    if (auto d = parseDType(p.dtype)) {
+      impl->paramDTypes[i] = *d;
+    } else if (auto it = spec.constants.find(p.dtype);
+               it != spec.constants.end() && it->second.isDType()) {
+      impl->paramDTypes[i] = it->second.getDType();
+    } else if (p.dtype == "dtype") {
+      impl->paramDTypes[i] = policy->storage;
+    } else if (p.dtype == "accum_dtype") {
+      impl->paramDTypes[i] = policy->accum;
+    } else {
+      return invalidArgument("generic dtype '%s' of parameter '%s' is not "
+                             "bound; pass it in the constants",
+                             p.dtype.c_str(), p.name.c_str());
+    }
+  }
+  // Compile the all-contiguous variant now (reports source errors early).
+  uint64_t unitMask = 0;
+  for (size_t i = 0; i < info->params.size(); ++i)
+    if (info->params[i].kind == ParamKind::Tensor && !info->params[i].dims.empty())
+      unitMask |= uint64_t(1) << i;
+  auto kernelObj = std::make_shared<Kernel>(std::move(impl));
+  Kernel::Impl &ki = *kernelObj->impl_;
+  TESSERA_ASSIGN_OR_RETURN(auto exe, ki.variant(unitMask, 0));
+  const driver::StageTimes &t = exe->times();
+  ki.times = {t.parse, t.sema, t.tilePasses, t.lowering, t.codegen};
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto [it, inserted] = impl_->kernels.emplace(key, kernelObj);
+  ++impl_->stats.misses;
+  impl_->stats.entries = impl_->kernels.size();
+  return it->second;
+}
+
+CompileCacheStats Runtime::cacheStats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->stats;
+}

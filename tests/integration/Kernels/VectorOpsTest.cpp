@@ -1,0 +1,196 @@
+//===- VectorOpsTest.cpp - vector_ops.tile and stream.tile on cpu ---------===//
+
+#include "KernelTest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tessera;
+using namespace tessera::testing;
+namespace ref = tessera::testing;
+
+namespace {
+
+// Sizes: single element, below a vector width, non-power-of-two, tile-edge
+// tails around the block size, several blocks.
+const int64_t kSizes[] = {1, 3, 17, 255, 1024, 1025, 4099, 100003};
+const DType kFloatTypes[] = {DType::F32, DType::F16, DType::BF16};
+
+struct Case {
+  DType dtype;
+  int64_t n;
+};
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  return std::string(dtypeName(info.param.dtype)) + "_n" +
+         std::to_string(info.param.n);
+}
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  for (DType t : kFloatTypes)
+    for (int64_t n : kSizes)
+      cases.push_back({t, n});
+  return cases;
+}
+
+class VectorOps : public ::testing::TestWithParam<Case> {};
+
+TEST_P(VectorOps, Axpy) {
+  auto [dt, n] = GetParam();
+  auto k = libraryKernel("vector_ops", "axpy", withPrecision(dt));
+  HostTensor x = HostTensor::empty({n}, dt), y = HostTensor::empty({n}, dt);
+  fillUniform(x, 1);
+  fillUniform(y, 2);
+  HostTensor expected = y.clone();
+  ref::axpy(1.5, x, expected);
+  ASSERT_LAUNCH(k, {view(x), view(y), Arg(1.5)});
+  EXPECT_CLOSE(y, expected, toleranceFor(dt, Op::Elementwise));
+}
+
+TEST_P(VectorOps, AddMul) {
+  auto [dt, n] = GetParam();
+  HostTensor x = HostTensor::empty({n}, dt), y = HostTensor::empty({n}, dt);
+  HostTensor out = HostTensor::empty({n}, dt);
+  fillUniform(x, 3);
+  fillUniform(y, 4);
+  HostTensor expected = HostTensor::empty({n}, dt);
+  auto add = libraryKernel("vector_ops", "add", withPrecision(dt));
+  ref::add(x, y, expected);
+  ASSERT_LAUNCH(add, {view(x), view(y), view(out)});
+  EXPECT_CLOSE(out, expected, toleranceFor(dt, Op::Elementwise));
+  auto mul = libraryKernel("vector_ops", "mul", withPrecision(dt));
+  ref::mul(x, y, expected);
+  ASSERT_LAUNCH(mul, {view(x), view(y), view(out)});
+  EXPECT_CLOSE(out, expected, toleranceFor(dt, Op::Elementwise));
+}
+
+TEST_P(VectorOps, DotNormSumMax) {
+  auto [dt, n] = GetParam();
+  HostTensor x = HostTensor::empty({n}, dt), y = HostTensor::empty({n}, dt);
+  fillUniform(x, 5);
+  fillUniform(y, 6);
+  HostTensor out = HostTensor::zeros({1}, DType::F32);
+  Tolerance tol = toleranceFor(dt, Op::Reduction, n);
+
+  auto dot = libraryKernel("vector_ops", "dot", withPrecision(dt));
+  ASSERT_LAUNCH(dot, {view(x), view(y), view(out)});
+  EXPECT_TRUE(isClose(out.at(0), ref::dot(x, y), tol))
+      << out.at(0) << " vs " << ref::dot(x, y);
+
+  out.fill(0);
+  auto norm = libraryKernel("vector_ops", "norm", withPrecision(dt));
+  auto fin = libraryKernel("vector_ops", "norm_finalize", withPrecision(dt));
+  ASSERT_LAUNCH(norm, {view(x), view(out)});
+  ASSERT_LAUNCH(fin, {view(out)});
+  EXPECT_TRUE(isClose(out.at(0), ref::norm2(x), tol))
+      << out.at(0) << " vs " << ref::norm2(x);
+
+  out.fill(0);
+  auto sum = libraryKernel("vector_ops", "reduce_sum", withPrecision(dt));
+  ASSERT_LAUNCH(sum, {view(x), view(out)});
+  EXPECT_TRUE(isClose(out.at(0), ref::reduceSum(x), tol));
+
+  out.fill(-std::numeric_limits<double>::infinity());
+  auto mx = libraryKernel("vector_ops", "reduce_max", withPrecision(dt));
+  ASSERT_LAUNCH(mx, {view(x), view(out)});
+  EXPECT_EQ(out.at(0), ref::reduceMax(x));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, VectorOps, ::testing::ValuesIn(allCases()),
+                         caseName);
+
+TEST(VectorOpsEdge, NaNAndInfPropagate) {
+  const int64_t n = 3000;
+  HostTensor x = HostTensor::empty({n}, DType::F32);
+  fillUniform(x, 7);
+  setNaNAt(x, 2500);
+  HostTensor out = HostTensor::full({1}, DType::F32,
+                                    -std::numeric_limits<double>::infinity());
+  auto mx = libraryKernel("vector_ops", "reduce_max");
+  ASSERT_LAUNCH(mx, {view(x), view(out)});
+  EXPECT_TRUE(std::isnan(out.at(0))) << "max of a NaN-containing vector";
+  out.fill(0);
+  auto sum = libraryKernel("vector_ops", "reduce_sum");
+  x = HostTensor::empty({n}, DType::F32);
+  fillUniform(x, 8);
+  setInfAt(x, 10);
+  ASSERT_LAUNCH(sum, {view(x), view(out)});
+  EXPECT_EQ(out.at(0), std::numeric_limits<double>::infinity());
+}
+
+TEST(VectorOpsEdge, DataPatterns) {
+  const int64_t n = 777;
+  for (DataPattern pat : kAllDataPatterns) {
+    HostTensor x = HostTensor::empty({n}, DType::F32);
+    HostTensor y = HostTensor::empty({n}, DType::F32);
+    fillPattern(x, pat);
+    fillPattern(y, pat);
+    HostTensor expected = y.clone();
+    ref::axpy(-0.5, x, expected);
+    auto k = libraryKernel("vector_ops", "axpy");
+    ASSERT_LAUNCH(k, {view(x), view(y), Arg(-0.5)});
+    EXPECT_CLOSE(y, expected, toleranceFor(DType::F32, Op::Elementwise))
+        << dataPatternName(pat);
+  }
+}
+
+TEST(VectorOpsEdge, EmptyVectorIsANoOp) {
+  HostTensor x = HostTensor::empty({0}, DType::F32);
+  HostTensor y = HostTensor::empty({0}, DType::F32);
+  auto k = libraryKernel("vector_ops", "axpy");
+  ASSERT_LAUNCH(k, {view(x), view(y), Arg(2.0)});
+}
+
+//===----------------------------------------------------------------------===//
+// STREAM
+//===----------------------------------------------------------------------===//
+
+class Stream : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(Stream, SequentialAndStrided) {
+  int64_t stride = GetParam();
+  for (int64_t n : {int64_t(1), int64_t(1000), int64_t(65537)}) {
+    HostTensor a = HostTensor::strided({n}, {stride}, DType::F32);
+    HostTensor b = HostTensor::strided({n}, {stride}, DType::F32);
+    HostTensor c = HostTensor::strided({n}, {stride}, DType::F32);
+    fillUniform(a, 11);
+    fillUniform(b, 12);
+    HostTensor expected = HostTensor::empty({n}, DType::F32);
+    Tolerance tol = toleranceFor(DType::F32, Op::Elementwise);
+
+    ASSERT_LAUNCH(libraryKernel("stream", "copy"), {view(a), view(c)});
+    ref::streamCopy(a, expected);
+    EXPECT_CLOSE(c, expected, tol);
+    ASSERT_LAUNCH(libraryKernel("stream", "scale"), {view(a), view(c), Arg(3.0)});
+    ref::streamScale(a, expected, 3.0);
+    EXPECT_CLOSE(c, expected, tol);
+    ASSERT_LAUNCH(libraryKernel("stream", "add"), {view(a), view(b), view(c)});
+    ref::streamAdd(a, b, expected);
+    EXPECT_CLOSE(c, expected, tol);
+    ASSERT_LAUNCH(libraryKernel("stream", "triad"),
+                  {view(a), view(b), view(c), Arg(3.0)});
+    ref::streamTriad(a, b, expected, 3.0);
+    EXPECT_CLOSE(c, expected, tol);
+    // Nothing outside the strided views was written.
+    EXPECT_EQ(c.countChangedBytesOutsideView(), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Stream, ::testing::Values(1, 2, 4, 8));
+
+TEST(StreamGather, RandomAccess) {
+  const int64_t m = 5000, n = 12345;
+  HostTensor a = HostTensor::empty({m}, DType::F32);
+  HostTensor b = HostTensor::empty({m}, DType::F32);
+  HostTensor idx = HostTensor::empty({n}, DType::I32);
+  HostTensor c = HostTensor::empty({n}, DType::F32);
+  fillUniform(a, 21);
+  fillUniform(b, 22);
+  fillRandomIndices(idx, 23, m);
+  HostTensor expected = HostTensor::empty({n}, DType::F32);
+  ref::gather(a, idx, expected);
+  ASSERT_LAUNCH(libraryKernel("stream", "copy_gather"),
+                {view(a), view(idx), view(c)});
+  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Elementwise));
+}
+
+} // namespace
