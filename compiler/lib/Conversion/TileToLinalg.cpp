@@ -204,6 +204,8 @@ Value boundsCheck(OpBuilder &b, Location l, Value mem, ValueRange ix) {
     Value both = arith::AndIOp::create(b, l, ge, lt);
     ok = ok ? arith::AndIOp::create(b, l, ok, both).getResult() : both;
   }
+  if (!ok) // rank 0: always in bounds
+    ok = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
   return ok;
 }
 
@@ -383,7 +385,10 @@ struct ArangeLowering : OpRewritePattern<ArangeOp> {
     auto type = cast<RankedTensorType>(op.getResult().getType());
     unsigned w = type.getElementType().getIntOrFloatBitWidth();
     SmallVector<APInt> vals;
-    for (int64_t i = op.getStart(); i < op.getEnd(); ++i)
+    // The I64Attr getters return uint64_t: iterate over the signed values.
+    int64_t start = op.getStartAttr().getValue().getSExtValue();
+    int64_t end = op.getEndAttr().getValue().getSExtValue();
+    for (int64_t i = start; i < end; ++i)
       vals.push_back(APInt(w, i, /*isSigned=*/true));
     b.replaceOpWithNewOp<arith::ConstantOp>(
         op, type, DenseElementsAttr::get(type, vals));

@@ -52,6 +52,69 @@ struct SourceModule::Impl {
   }
 };
 
+namespace {
+/// Parses a restriction string as an expression; null on syntax errors.
+std::unique_ptr<ast::Module> parseRestriction(SourceManager &sm,
+                                              const std::string &text,
+                                              const ast::Expr **expr) {
+  uint32_t id = sm.addFile("<restrict>", "__r = " + text + "\n");
+  DiagnosticEngine diags(sm);
+  auto mod = parseModule(sm, id, diags);
+  if (diags.hasErrors() || mod->body.size() != 1)
+    return nullptr;
+  auto *assign = llvm::dyn_cast<ast::AssignStmt>(mod->body[0].get());
+  if (!assign || assign->targets.size() != 1)
+    return nullptr;
+  *expr = assign->value.get();
+  return mod;
+}
+
+/// Evaluates the grid (shape symbols bound to 1024) and the restrictions
+/// (every space entry at its first value) of a kernel's default
+/// specialisation, so that undefined names, non-integer grids and malformed
+/// restrictions are reported with the source instead of at launch.
+void checkGridAndRestrictions(const sema::KernelDecl &d,
+                              const sema::ConstEnv &constants,
+                              DiagnosticEngine &diags) {
+  std::string err;
+  Specialization spec;
+  // Generic dtypes beyond dtype/accum_dtype get a placeholder.
+  for (const std::string &g : d.info.genericDTypes)
+    if (g != "dtype" && g != "accum_dtype")
+      spec.constants[g] = ConstValue::dtype(DType::F32);
+  auto env = sema::bindSpecialization(d, constants, spec, &err);
+  if (!env)
+    return; // reported when the kernel is compiled
+  SourceLoc defLoc{d.fn->loc().file, d.info.line, 1, 1};
+  for (const std::string &sym : d.info.shapeSymbols)
+    (*env)[sym] = ConstValue::integer(1024);
+  for (const ast::Expr *e : d.grid) {
+    sema::ConstResult r = sema::evalConst(*e, *env);
+    if (!r.ok())
+      diags.error(r.loc.isValid() ? r.loc : e->loc(), "in grid: " + r.error);
+    else if (!r.value->isInt())
+      diags.error(e->loc(), "grid extents must be integers, got " +
+                                r.value->toString());
+  }
+  if (!d.info.autotune)
+    return;
+  for (const std::string &text : d.info.autotune->restrictions) {
+    SourceManager sm;
+    const ast::Expr *expr = nullptr;
+    auto mod = parseRestriction(sm, text, &expr);
+    if (!mod) {
+      diags.error(defLoc, "restriction '" + text + "' of kernel '" +
+                              d.info.name + "' is not an expression");
+      continue;
+    }
+    sema::ConstResult r = sema::evalConst(*expr, *env);
+    if (!r.ok())
+      diags.error(defLoc, "restriction '" + text + "' of kernel '" +
+                              d.info.name + "': " + r.error);
+  }
+}
+} // namespace
+
 SourceModule::SourceModule() : impl_(std::make_unique<Impl>()) {}
 SourceModule::~SourceModule() = default;
 
@@ -71,8 +134,10 @@ SourceModule::parse(std::string name, std::string text) {
       auto *fn = llvm::dyn_cast<ast::FunctionDef>(s.get());
       if (!fn || !sema::isKernelDefinition(*fn))
         continue;
-      if (auto decl = sema::analyzeKernel(*fn, I.constants, diags))
+      if (auto decl = sema::analyzeKernel(*fn, I.constants, diags)) {
+        checkGridAndRestrictions(*decl, I.constants, diags);
         I.kernels.push_back(std::move(*decl));
+      }
     }
   }
   if (diags.hasErrors())
@@ -153,15 +218,11 @@ SourceModule::satisfiesRestrictions(const std::string &kernel,
     return invalidArgument("%s", err.c_str());
   for (const std::string &text : d->info.autotune->restrictions) {
     SourceManager sm;
-    uint32_t id = sm.addFile("<restrict>", "__r = " + text + "\n");
-    DiagnosticEngine diags(sm);
-    auto mod = parseModule(sm, id, diags);
-    if (diags.hasErrors() || mod->body.size() != 1)
+    const ast::Expr *expr = nullptr;
+    auto mod = parseRestriction(sm, text, &expr);
+    if (!mod)
       return invalidArgument("bad restriction '%s'", text.c_str());
-    auto *assign = llvm::dyn_cast<ast::AssignStmt>(mod->body[0].get());
-    if (!assign)
-      return invalidArgument("bad restriction '%s'", text.c_str());
-    sema::ConstResult r = sema::evalConst(*assign->value, *env);
+    sema::ConstResult r = sema::evalConst(*expr, *env);
     if (!r.ok())
       return invalidArgument("restriction '%s': %s", text.c_str(),
                              r.error.c_str());

@@ -105,6 +105,30 @@ private:
     ~DepthGuard() { --p.depth_; }
   };
 
+  /// Loops that nest the node they build (left-associative operator chains,
+  /// `**`, call/attribute/subscript trailers) make the syntax tree one level
+  /// deeper per iteration without recursing here; every later pass
+  /// (constant evaluation, MLIRGen, printing) does recurse over it. Count
+  /// those levels against the same limit, so the tree depth is bounded.
+  struct ChainGuard {
+    Parser &p;
+    int added = 0;
+    explicit ChainGuard(Parser &p) : p(p) {}
+    ChainGuard(const ChainGuard &) = delete;
+    bool next() {
+      ++added;
+      if (++p.depth_ <= kMaxDepth)
+        return true;
+      if (!p.depthReported_) {
+        p.diags_.error(p.cur().loc, "nesting too deep (limit " +
+                                        std::to_string(kMaxDepth) + ")");
+        p.depthReported_ = true;
+      }
+      return false;
+    }
+    ~ChainGuard() { p.depth_ -= added; }
+  };
+
   //===--- Statements ----------------------------------------------------===//
   void parseStatement(Block &out);
   bool parseSimpleStatements(Block &out);
@@ -823,10 +847,13 @@ done:
     if (!lhs)                                                                  \
       return nullptr;                                                          \
     static const std::pair<TokKind, BinaryOp> ops[] = {__VA_ARGS__};           \
+    ChainGuard chain(*this);                                                   \
     while (true) {                                                             \
       bool matched = false;                                                    \
       for (auto [kind, op] : ops) {                                            \
         if (at(kind)) {                                                        \
+          if (!chain.next())                                                   \
+            return nullptr;                                                    \
           SourceLoc loc = cur().loc;                                           \
           consume();                                                           \
           ExprPtr rhs = Next();                                                \
@@ -881,6 +908,9 @@ ExprPtr Parser::parsePower() {
   ExprPtr base = parsePrimary();
   if (!base || !at(TokKind::DoubleStar))
     return base;
+  DepthGuard guard(*this);
+  if (!guard.ok)
+    return nullptr;
   SourceLoc loc = cur().loc;
   consume();
   ExprPtr exponent = parseFactor();
@@ -973,12 +1003,12 @@ ExprPtr Parser::parsePrimary() {
   ExprPtr e = parseAtom();
   if (!e)
     return nullptr;
-  int trailers = 0;
+  ChainGuard chain(*this);
   while (true) {
-    if (++trailers > kMaxDepth * 4) {
-      diags_.error(cur().loc, "expression too long");
+    if (!at(TokKind::LParen) && !at(TokKind::LBracket) && !at(TokKind::Dot))
+      return e;
+    if (!chain.next())
       return nullptr;
-    }
     SourceLoc loc = cur().loc;
     if (accept(TokKind::LParen)) {
       std::vector<ExprPtr> args;

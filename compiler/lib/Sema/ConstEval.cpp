@@ -60,6 +60,20 @@ std::optional<ConstValue> typeError(std::string *error, const char *op,
 
 } // namespace
 
+int64_t sema::constantSize(const ConstValue &v, int64_t limit) {
+  if (v.isStr())
+    return static_cast<int64_t>(v.getStr().size());
+  if (!v.isTuple())
+    return 1;
+  int64_t n = 1;
+  for (const ConstValue &e : v.getTuple()) {
+    n += constantSize(e, limit - n);
+    if (n > limit)
+      break;
+  }
+  return n;
+}
+
 std::optional<DType> sema::dtypeFromName(std::string_view name) {
   if (name == "float" || name == "int" || name == "bool")
     return std::nullopt; // Python builtins, not dtypes, in expressions.
@@ -73,6 +87,8 @@ std::optional<ConstValue> sema::foldBinary(BinaryOp op, const ConstValue &a,
   // Sequences.
   if (a.isStr() || a.isTuple() || b.isStr() || b.isTuple()) {
     if (op == BinaryOp::Add && a.kind() == b.kind()) {
+      if (constantSize(a) + constantSize(b) > kMaxConstantSize)
+        return fail(error, "constant too large");
       if (a.isStr())
         return ConstValue::string(a.getStr() + b.getStr());
       std::vector<ConstValue> elems = a.getTuple();
@@ -82,7 +98,7 @@ std::optional<ConstValue> sema::foldBinary(BinaryOp op, const ConstValue &a,
     if (op == BinaryOp::Mul && (isIntLike(a) || isIntLike(b))) {
       const ConstValue &seq = isIntLike(a) ? b : a;
       int64_t n = asInt(isIntLike(a) ? a : b);
-      if (n > 4096)
+      if (n > 4096 || (n > 0 && constantSize(seq) > kMaxConstantSize / n))
         return fail(error, "sequence repetition too large");
       if (seq.isStr()) {
         std::string s;
@@ -456,11 +472,15 @@ public:
       const auto &elts = llvm::isa<TupleExpr>(e) ? cast<TupleExpr>(e).elts
                                                  : cast<ListExpr>(e).elts;
       std::vector<ConstValue> values;
+      int64_t size = 1;
       for (const ExprPtr &x : elts) {
         ConstResult r = eval(*x, depth + 1);
         if (!r.ok())
           return r;
-        values.push_back(*r.value);
+        size += constantSize(*r.value);
+        if (size > kMaxConstantSize)
+          return err(e.loc(), "constant too large");
+        values.push_back(std::move(*r.value));
       }
       return ok(ConstValue::tuple(std::move(values)));
     }

@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -39,6 +40,9 @@ namespace tl = mlir::tessera::tile;
 namespace {
 
 constexpr int64_t kMaxTileElements = int64_t(1) << 22;
+/// Statements a kernel may emit, counting each unrolled iteration and each
+/// inlined helper call separately.
+constexpr int64_t kMaxEmittedStatements = int64_t(1) << 16;
 
 //===----------------------------------------------------------------------===//
 // Values
@@ -325,6 +329,9 @@ private:
     std::optional<SVal> result;
   };
   std::vector<HelperFrame> helpers;
+  /// Statements emitted so far (see emitWork).
+  int64_t statementsEmitted = 0;
+  bool bodyTooLarge = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -337,9 +344,16 @@ TypedAttr Emitter::scalarAttr(const ConstValue &c, DType t) {
     return b.getFloatAttr(ty, c.asDouble());
   if (t == DType::Bool)
     return b.getIntegerAttr(ty, c.truthy() ? 1 : 0);
-  int64_t v = c.isFloat() ? static_cast<int64_t>(c.getFloat())
-              : c.isBool() ? (c.getBool() ? 1 : 0)
-                           : c.getInt();
+  int64_t v = c.isBool() ? (c.getBool() ? 1 : 0) : c.getInt();
+  if (c.isFloat()) {
+    // Saturate like fptosi.sat: NaN -> 0, +-inf and large values clamp
+    // (a plain cast of a value outside int64's range is undefined).
+    double f = c.getFloat();
+    v = std::isnan(f)                 ? 0
+        : f >= 9223372036854775807.0  ? std::numeric_limits<int64_t>::max()
+        : f <= -9223372036854775808.0 ? std::numeric_limits<int64_t>::min()
+                                      : static_cast<int64_t>(f);
+  }
   return b.getIntegerAttr(ty, v);
 }
 
@@ -1216,8 +1230,10 @@ SVal Emitter::emitReduce(tl::ReduceKind kind, const SVal &xIn,
   DType t = x.dtype;
   if (isLowPrecisionFloat(t))
     t = DType::F32; // Accumulate low-precision floats in f32.
+  // Booleans: sum counts (i32); max/min are any/all, computed on 0/1 bytes.
+  bool boolMinMax = t == DType::Bool && kind != tl::ReduceKind::sum;
   if (t == DType::Bool || t == DType::I8)
-    t = kind == tl::ReduceKind::sum ? DType::I32 : t;
+    t = kind == tl::ReduceKind::sum ? DType::I32 : DType::I8;
   x = castTo(x, t, l);
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i)
@@ -1227,9 +1243,10 @@ SVal Emitter::emitReduce(tl::ReduceKind kind, const SVal &xIn,
   Value r = tl::ReduceOp::create(b, l, type,
                                  tl::ReduceKindAttr::get(&ctx, kind), x.value,
                                  b.getI32IntegerAttr(ax));
-  if (shape.empty())
-    return SVal::typed(tensor::ExtractOp::create(b, l, r, ValueRange{}), t);
-  return SVal::typed(r, t);
+  SVal out = shape.empty()
+                 ? SVal::typed(tensor::ExtractOp::create(b, l, r, ValueRange{}), t)
+                 : SVal::typed(r, t);
+  return boolMinMax ? castTo(out, DType::Bool, l) : out;
 }
 
 SVal Emitter::emitMath(const std::string &fn, const SVal &xIn, Location l,
@@ -1307,6 +1324,9 @@ SVal Emitter::emitDot(const SVal &aIn, const SVal &bIn, const SVal *acc,
   DType t = accT ? *accT : (isFloatT(a.dtype) ? DType::F32 : DType::I32);
   SVal c;
   if (acc && !(acc->isConst() && acc->cval.isNone())) {
+    if (!acc->isConst() && !acc->isTyped())
+      return error(sl, "tile.dot: the accumulator must be a tile or a "
+                       "number, got " + describe(*acc));
     if (!accT && acc->isTyped())
       t = acc->dtype;
     if (acc->isTile() && acc->shape() != ArrayRef<int64_t>(shape))
@@ -1317,7 +1337,10 @@ SVal Emitter::emitDot(const SVal &aIn, const SVal &bIn, const SVal *acc,
   } else {
     c = toTile(SVal::constant(ConstValue::integer(0)), shape, t, l);
   }
-  if (isFloatT(t) != isFloatT(a.dtype))
+  if (isFloatT(t) != isFloatT(a.dtype) ||
+      (isFloatT(t) && scalarType(t).getIntOrFloatBitWidth() <
+                          scalarType(a.dtype).getIntOrFloatBitWidth()) ||
+      (!isFloatT(t) && t != DType::I32))
     return error(sl, std::string("tile.dot: ") + dtypeName(a.dtype) +
                          " inputs cannot accumulate in " + dtypeName(t));
   Value r = tl::DotOp::create(b, l, c.value.getType(), a.value, bb.value,
@@ -1628,7 +1651,8 @@ SVal Emitter::emitBuiltin(
     if (*hi <= *lo)
       return error(sl, "tile.arange(" + std::to_string(*lo) + ", " +
                            std::to_string(*hi) + ") is empty");
-    if (*hi - *lo > kMaxTileElements)
+    int64_t length = 0;
+    if (__builtin_sub_overflow(*hi, *lo, &length) || length > kMaxTileElements)
       return error(sl, "tile.arange is too long");
     auto type = tileType({*hi - *lo}, DType::I32);
     return SVal::typed(tl::ArangeOp::create(b, l, type, *lo, *hi), DType::I32);
@@ -1922,11 +1946,15 @@ SVal Emitter::emitBuiltin(
     int64_t rank = all[0].shape().size();
     SmallVector<int64_t> perm;
     if (all.size() == 2) {
-      auto p = constShape(all[1], sl, "perm");
-      if (!p && !(all[1].isConst() && all[1].cval.isTuple()))
-        return SVal::invalid();
-      for (auto &c : all[1].cval.getTuple())
+      if (!all[1].isConst() || !all[1].cval.isTuple())
+        return error(sl, "trans(): the permutation must be a tuple of "
+                         "compile-time integers, got " + describe(all[1]));
+      for (auto &c : all[1].cval.getTuple()) {
+        if (!c.isInt())
+          return error(sl, "trans(): the permutation must be a tuple of "
+                           "integers");
         perm.push_back(c.getInt());
+      }
     } else {
       for (int64_t i = rank - 1; i >= 0; --i)
         perm.push_back(i);
@@ -2177,8 +2205,18 @@ bool Emitter::emitWork(Work work) {
       continue;
     }
     const Stmt &s = *(*block)[idx++];
-    if (diags.tooManyErrors())
+    if (diags.tooManyErrors() || bodyTooLarge)
       return false;
+    // Unrolled static_range loops and inlined helpers multiply: bound the
+    // work (nested unrolling or branching recursion would not finish).
+    if (++statementsEmitted > kMaxEmittedStatements) {
+      error(s.loc(), "kernel too large: more than " +
+                         std::to_string(kMaxEmittedStatements) +
+                         " statements after unrolling static_range loops "
+                         "and inlining helper calls");
+      bodyTooLarge = true;
+      return false;
+    }
     if (!emitStmt(s, work))
       return false;
   }
@@ -2584,6 +2622,13 @@ void Emitter::emitFor(const ForStmt &s) {
         failedHere = true;
         break;
       }
+      if (v.kind == SVal::Kind::Scalar && !shapes[i].empty()) {
+        error(s.loc(), "'" + carried[i] + "' changes from a tile of shape " +
+                           shapeText(shapes[i]) +
+                           " to a scalar inside the loop");
+        failedHere = true;
+        break;
+      }
       if (v.isTile() && !shapes[i].empty() &&
           v.shape() != ArrayRef<int64_t>(shapes[i])) {
         error(s.loc(), "'" + carried[i] + "' changes shape inside the loop, "
@@ -2659,7 +2704,9 @@ EmittedKernel Emitter::run() {
       if (p.optional && has(spec.absentTensors, p.name))
         continue;
       DType dt;
-      if (auto d = dtypeFromName(p.dtype)) {
+      if (auto d = parseDType(p.dtype)) {
+        dt = *d;
+      } else if (auto d = dtypeFromName(p.dtype)) {
         dt = *d;
       } else if (auto it = env.find(p.dtype);
                  it != env.end() && it->second.isDType()) {

@@ -102,6 +102,16 @@ bool sema::isKernelDefinition(const FunctionDef &fn) {
 ConstEnv sema::collectModuleConstants(const Module &module,
                                       DiagnosticEngine &diags) {
   ConstEnv env;
+  // Every kernel's environment starts as a copy of these: bound their total
+  // size (each one is bounded by kMaxConstantSize).
+  int64_t totalSize = 0;
+  auto tooLarge = [&](const ConstValue &v, size_t copies, SourceLoc loc) {
+    totalSize += constantSize(v) * static_cast<int64_t>(copies);
+    if (totalSize <= 4 * kMaxConstantSize)
+      return false;
+    diags.error(loc, "module-level constants are too large");
+    return true;
+  };
   for (const StmtPtr &s : module.body) {
     if (auto *a = dyn_cast<AssignStmt>(s.get())) {
       ConstResult r = evalConst(*a->value, env);
@@ -109,6 +119,8 @@ ConstEnv sema::collectModuleConstants(const Module &module,
         diags.error(r.loc, "module-level value is not a constant: " + r.error);
         continue;
       }
+      if (tooLarge(*r.value, a->targets.size(), a->loc()))
+        return env;
       for (const ExprPtr &t : a->targets) {
         if (auto *n = dyn_cast<NameExpr>(t.get()))
           env[n->name] = *r.value;
@@ -128,6 +140,8 @@ ConstEnv sema::collectModuleConstants(const Module &module,
         diags.error(r.loc, "module-level value is not a constant: " + r.error);
         continue;
       }
+      if (tooLarge(*r.value, 1, a->loc()))
+        return env;
       env[n->name] = *r.value;
       continue;
     }

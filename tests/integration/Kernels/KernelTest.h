@@ -23,9 +23,11 @@
 
 namespace tessera::testing {
 
+/// Never destroyed: JIT-compiled code must not be torn down after LLVM's
+/// own static objects at process exit (see docs/embedding.md).
 inline Runtime &runtime() {
-  static Runtime rt;
-  return rt;
+  static Runtime *rt = new Runtime();
+  return *rt;
 }
 
 inline std::string kernelsDir() {

@@ -56,4 +56,17 @@ def LowerTileAtomicsPass : Pass<"tessera-lower-tile-atomics"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def ExpandFloat8CastsPass : Pass<"tessera-expand-float8-casts"> {
+  let summary = "Rewrites fp8 casts and constants as integer arithmetic";
+  let description = [{
+    LLVM has no fp8 types, so scalar `arith.extf` from and `arith.truncf` to
+    `f8E4M3FN`/`f8E5M2` become bit manipulation on i8/i32 (round to nearest
+    even; E4M3FN overflow and infinities give NaN, E5M2 overflow gives
+    infinity), and fp8 constants become i8 constants behind a bitcast. Runs
+    on scalar code, after linalg has been lowered to loops.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // TESSERA_CONVERSION_PASSES_TD

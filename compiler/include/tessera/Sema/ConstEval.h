@@ -29,6 +29,16 @@ struct ConstResult {
 
 using ConstEnv = std::map<std::string, ConstValue, std::less<>>;
 
+/// Largest constant the evaluator builds: string bytes plus tuple elements,
+/// counted through nested tuples. Keeps `s = s * 4096` chains and nested
+/// tuples from exhausting memory (constants are copied by value).
+constexpr int64_t kMaxConstantSize = 1 << 14;
+
+/// The size of `v` as bounded by kMaxConstantSize (1 for a scalar, the
+/// length of a string, 1 + the sizes of a tuple's elements). Stops counting
+/// once the result exceeds `limit`.
+int64_t constantSize(const ConstValue &v, int64_t limit = kMaxConstantSize);
+
 /// `a op b` with Python semantics (int division by zero, overflow and type
 /// errors are reported through `error`).
 std::optional<ConstValue> foldBinary(ast::BinaryOp op, const ConstValue &a,

@@ -14,6 +14,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -102,6 +103,50 @@ struct CopyToLinalgPass
     }
   }
 };
+/// Turns small fixed-size heap allocations that are not inside a loop into
+/// stack allocations (upstream promote-buffers-to-stack would also promote
+/// allocations inside loops, whose allocas then grow the stack on every
+/// iteration).
+struct PromoteSmallAllocsPass
+    : PassWrapper<PromoteSmallAllocsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PromoteSmallAllocsPass)
+  StringRef getArgument() const override {
+    return "tessera-promote-small-allocs";
+  }
+  static constexpr int64_t kMaxBytes = 64 * 1024;
+  void runOnOperation() override {
+    SmallVector<memref::AllocOp> allocs;
+    getOperation()->walk([&](memref::AllocOp op) {
+      MemRefType t = op.getType();
+      if (!t.hasStaticShape() || !t.getLayout().isIdentity() ||
+          !t.getElementType().isIntOrFloat())
+        return;
+      int64_t bytes = t.getNumElements() *
+                      std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+      if (bytes > kMaxBytes)
+        return;
+      for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+        if (isa<LoopLikeOpInterface>(p))
+          return;
+      allocs.push_back(op);
+    });
+    for (memref::AllocOp op : allocs) {
+      OpBuilder b(op);
+      auto a = memref::AllocaOp::create(b, op.getLoc(), op.getType(),
+                                        op.getDynamicSizes(),
+                                        op.getSymbolOperands(),
+                                        op.getAlignmentAttr());
+      SmallVector<Operation *> deallocs;
+      for (Operation *u : op->getUsers())
+        if (isa<memref::DeallocOp>(u))
+          deallocs.push_back(u);
+      for (Operation *d : deallocs)
+        d->erase();
+      op.replaceAllUsesWith(a.getResult());
+      op.erase();
+    }
+  }
+};
 } // namespace
 
 void cpu::prepareContext(MLIRContext &ctx) {
@@ -128,18 +173,20 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
   pm.addPass(mlir::tessera::createFormProgramLoopPass());
   pm.addPass(mlir::tessera::createConvertTileToLinalgPass());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "func.func(convert-elementwise-to-linalg),"
+      pm, "inline,symbol-dce,"
+          "func.func(convert-elementwise-to-linalg),"
           "canonicalize,cse,"
           "func.func(linalg-fuse-elementwise-ops),"
           "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
           "canonicalize,"
           "func.func(buffer-hoisting,buffer-loop-hoisting),"
-          "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=262144}),"
           "buffer-deallocation-pipeline,tessera-lower-tile-atomics"));
+  pm.addPass(std::make_unique<PromoteSmallAllocsPass>());
   pm.addPass(std::make_unique<CopyToLinalgPass>());
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "func.func(convert-linalg-to-loops),"
-          "inline,symbol-dce,canonicalize,cse,"
+          "canonicalize,cse,"
+          "func.func(tessera-expand-float8-casts),"
           "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 "
           "target-type=f32}),"
           "func.func(arith-expand{include-bf16=true}),"

@@ -55,13 +55,18 @@ LogicalResult ArangeOp::verify() {
   auto type = cast<RankedTensorType>(getResult().getType());
   if (type.getRank() != 1)
     return emitOpError("result must be a 1-D tile");
-  if (getEnd() <= getStart())
-    return emitOpError("end (") << getEnd() << ") must be greater than start ("
-                                << getStart() << ")";
-  if (type.getDimSize(0) != getEnd() - getStart())
+  // The I64Attr getters return uint64_t: compare the signed values.
+  int64_t start = getStartAttr().getValue().getSExtValue();
+  int64_t end = getEndAttr().getValue().getSExtValue();
+  if (end <= start)
+    return emitOpError("end (") << end << ") must be greater than start ("
+                                << start << ")";
+  int64_t length = 0;
+  if (__builtin_sub_overflow(end, start, &length))
+    return emitOpError("end - start overflows");
+  if (type.getDimSize(0) != length)
     return emitOpError("result length ")
-           << type.getDimSize(0) << " differs from end - start = "
-           << (getEnd() - getStart());
+           << type.getDimSize(0) << " differs from end - start = " << length;
   return success();
 }
 
@@ -389,8 +394,11 @@ LogicalResult DotOp::verify() {
   if (isa<IntegerType>(in) && !out.isInteger(32))
     return emitOpError("integer operands need an i32 accumulator, got ")
            << out;
-  if (isa<FloatType>(out) && cast<FloatType>(out).getWidth() <
-                                 cast<FloatType>(in).getWidth())
+  if (!isa<FloatType, IntegerType>(in))
+    return emitOpError("operands must have float or integer elements, got ")
+           << in;
+  if (isa<FloatType>(out) && isa<FloatType>(in) &&
+      cast<FloatType>(out).getWidth() < cast<FloatType>(in).getWidth())
     return emitOpError("accumulator type ")
            << out << " is narrower than operand type " << in;
   return success();

@@ -1,0 +1,303 @@
+//===- DenseKernelsTest.cpp - gemm, softmax, layernorm, attention on cpu --===//
+
+#include "KernelTest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tessera;
+using namespace tessera::testing;
+namespace ref = tessera::testing;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+struct GemmCase {
+  DType dtype;
+  int64_t m, n, k;
+  bool transA, transB;
+};
+
+std::string gemmName(const ::testing::TestParamInfo<GemmCase> &i) {
+  const GemmCase &c = i.param;
+  return std::string(dtypeName(c.dtype)) + "_" + std::to_string(c.m) + "x" +
+         std::to_string(c.n) + "x" + std::to_string(c.k) +
+         (c.transA ? "_tA" : "") + (c.transB ? "_tB" : "");
+}
+
+std::vector<GemmCase> gemmCases() {
+  std::vector<GemmCase> v;
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3})
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {1, 1, 1}, {7, 5, 3}, {64, 64, 64}, {100, 37, 129}, {130, 70, 33}})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          v.push_back({t, m, n, k, ta, tb});
+  return v;
+}
+
+class Gemm : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(Gemm, AlphaBeta) {
+  const GemmCase &c = GetParam();
+  CompileOptions opts;
+  opts.precision = std::string(dtypeName(c.dtype)) + "@accum(fp32)";
+  opts.constants = {{"TRANS_A", ConstValue::boolean(c.transA)},
+                    {"TRANS_B", ConstValue::boolean(c.transB)},
+                    {"BLOCK_M", ConstValue::integer(32)},
+                    {"BLOCK_N", ConstValue::integer(32)},
+                    {"BLOCK_K", ConstValue::integer(16)}};
+  auto kernel = libraryKernel("gemm", "gemm", opts);
+  // Stored operands (transposed storage when the flag is set).
+  HostTensor a = c.transA ? HostTensor::empty({c.k, c.m}, c.dtype)
+                          : HostTensor::empty({c.m, c.k}, c.dtype);
+  HostTensor b = c.transB ? HostTensor::empty({c.n, c.k}, c.dtype)
+                          : HostTensor::empty({c.k, c.n}, c.dtype);
+  HostTensor cm = HostTensor::empty({c.m, c.n}, DType::F32);
+  fillUniform(a, 31);
+  fillUniform(b, 32);
+  fillUniform(cm, 33);
+  HostTensor expected = cm.clone();
+  ref::gemm(c.transA ? a.transposed(0, 1) : a, c.transB ? b.transposed(0, 1) : b,
+            expected, 0.75, 0.5);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(cm), Arg(0.75), Arg(0.5)});
+  EXPECT_CLOSE(cm, expected, toleranceFor(c.dtype, Op::Gemm, c.k));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Gemm, ::testing::ValuesIn(gemmCases()), gemmName);
+
+TEST(GemmEdge, BetaZeroIgnoresNaNInC) {
+  auto kernel = libraryKernel("gemm", "gemm",
+                              {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                                             {"BLOCK_N", ConstValue::integer(32)},
+                                             {"BLOCK_K", ConstValue::integer(16)}}});
+  HostTensor a = HostTensor::empty({40, 20}, DType::F32);
+  HostTensor b = HostTensor::empty({20, 50}, DType::F32);
+  HostTensor c = HostTensor::full({40, 50}, DType::F32,
+                                  std::numeric_limits<double>::quiet_NaN());
+  fillUniform(a, 1);
+  fillUniform(b, 2);
+  HostTensor expected = HostTensor::zeros({40, 50}, DType::F32);
+  ref::gemm(a, b, expected, 1.0, 0.0);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, 20));
+}
+
+TEST(GemmEdge, NonContiguousViews) {
+  // A is a column-sliced view with a row stride larger than its width; B is
+  // a transposed view of row-major storage (TRANS_B = False).
+  auto kernel = libraryKernel("gemm", "gemm",
+                              {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                                             {"BLOCK_N", ConstValue::integer(32)},
+                                             {"BLOCK_K", ConstValue::integer(16)}}});
+  HostTensor abig = HostTensor::empty({45, 80}, DType::F32);
+  fillUniform(abig, 3);
+  HostTensor a = abig.slice(1, 10, 40); // [45, 30], row stride 80
+  HostTensor bstore = HostTensor::empty({33, 30}, DType::F32);
+  fillUniform(bstore, 4);
+  HostTensor b = bstore.transposed(0, 1); // [30, 33], strides (1, 30)
+  HostTensor c = HostTensor::zeros({45, 33}, DType::F32);
+  HostTensor expected = c.clone();
+  ref::gemm(a, b, expected, 1.0, 0.0);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, 30));
+}
+
+TEST(GemmEdge, ZeroSizedProblemIsANoOp) {
+  auto kernel = libraryKernel("gemm", "gemm");
+  HostTensor a = HostTensor::empty({0, 8}, DType::F32);
+  HostTensor b = HostTensor::empty({8, 4}, DType::F32);
+  HostTensor c = HostTensor::empty({0, 4}, DType::F32);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+struct RowCase {
+  DType dtype;
+  int64_t rows, cols;
+  bool causal;
+};
+std::string rowName(const ::testing::TestParamInfo<RowCase> &i) {
+  return std::string(dtypeName(i.param.dtype)) + "_" +
+         std::to_string(i.param.rows) + "x" + std::to_string(i.param.cols) +
+         (i.param.causal ? "_causal" : "");
+}
+
+std::vector<RowCase> softmaxCases() {
+  std::vector<RowCase> v;
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{
+             {1, 1}, {3, 7}, {5, 256}, {4, 257}, {2, 1000}, {2, 16384}})
+      for (bool causal : {false, true})
+        v.push_back({t, r, c, causal});
+  return v;
+}
+
+class Softmax : public ::testing::TestWithParam<RowCase> {};
+
+TEST_P(Softmax, MatchesReference) {
+  const RowCase &c = GetParam();
+  auto kernel = libraryKernel(
+      "softmax", "softmax",
+      withPrecision(c.dtype, {{"CAUSAL", ConstValue::boolean(c.causal)}}));
+  HostTensor x = HostTensor::empty({1, 1, c.rows, c.cols}, c.dtype);
+  HostTensor y = HostTensor::empty({1, 1, c.rows, c.cols}, c.dtype);
+  fillNormal(x, 41, 0.0, 2.0);
+  HostTensor x2 = x.reshapedContiguous({c.rows, c.cols});
+  HostTensor expected = HostTensor::empty({c.rows, c.cols}, DType::F32);
+  ref::softmax(x2, expected, c.causal);
+  ASSERT_LAUNCH(kernel, {view(x), view(y)});
+  EXPECT_CLOSE(y.reshapedContiguous({c.rows, c.cols}), expected,
+               toleranceFor(c.dtype, Op::Softmax, c.cols));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Softmax, ::testing::ValuesIn(softmaxCases()),
+                         rowName);
+
+TEST(SoftmaxEdge, SpecialRows) {
+  // Row 0: all -inf -> NaN row (documented). Row 1: one +inf -> NaN row.
+  // Row 2: a NaN -> NaN row. Row 3: -inf entries -> exact zeros there.
+  const int64_t cols = 300;
+  auto kernel = libraryKernel("softmax", "softmax");
+  HostTensor x = HostTensor::empty({1, 1, 4, cols}, DType::F32);
+  fillNormal(x, 42);
+  HostTensor x2 = x.reshapedContiguous({4, cols});
+  setRowNegInf(x2, 0);
+  setInfAt(x2, 1 * cols + 5);
+  setNaNAt(x2, 2 * cols + 299);
+  setInfAt(x2, 3 * cols + 7, /*negative=*/true);
+  x.copyFrom(x2.reshapedContiguous({1, 1, 4, cols}));
+  HostTensor y = HostTensor::empty({1, 1, 4, cols}, DType::F32);
+  HostTensor expected = HostTensor::empty({4, cols}, DType::F32);
+  ref::softmax(x2, expected);
+  ASSERT_LAUNCH(kernel, {view(x), view(y)});
+  HostTensor got = y.reshapedContiguous({4, cols});
+  for (int64_t c = 0; c < cols; ++c) {
+    EXPECT_TRUE(std::isnan(got.get({0, c})));
+    EXPECT_TRUE(std::isnan(got.get({1, c})));
+    EXPECT_TRUE(std::isnan(got.get({2, c})));
+  }
+  EXPECT_EQ(got.get({3, 7}), 0.0);
+  EXPECT_CLOSE(got, expected, toleranceFor(DType::F32, Op::Softmax, cols));
+}
+
+TEST(SoftmaxEdge, EmptyBatchIsANoOp) {
+  auto kernel = libraryKernel("softmax", "softmax");
+  HostTensor x = HostTensor::empty({0, 2, 3, 4}, DType::F32);
+  HostTensor y = HostTensor::empty({0, 2, 3, 4}, DType::F32);
+  ASSERT_LAUNCH(kernel, {view(x), view(y)});
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm
+//===----------------------------------------------------------------------===//
+
+class LayerNorm : public ::testing::TestWithParam<RowCase> {};
+
+std::vector<RowCase> layerNormCases() {
+  std::vector<RowCase> v;
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{
+             {1, 1}, {3, 5}, {4, 512}, {3, 513}, {2, 4096}, {1, 16384}})
+      v.push_back({t, r, c, false});
+  return v;
+}
+
+TEST_P(LayerNorm, MatchesReference) {
+  const RowCase &c = GetParam();
+  auto kernel = libraryKernel("layernorm", "layernorm", withPrecision(c.dtype));
+  HostTensor x = HostTensor::empty({1, c.rows, c.cols}, c.dtype);
+  HostTensor w = HostTensor::empty({c.cols}, c.dtype);
+  HostTensor bias = HostTensor::empty({c.cols}, c.dtype);
+  HostTensor y = HostTensor::empty({1, c.rows, c.cols}, c.dtype);
+  fillNormal(x, 51, 0.5, 2.0);
+  fillUniform(w, 52, 0.5, 1.5);
+  fillUniform(bias, 53);
+  HostTensor expected = HostTensor::empty({c.rows, c.cols}, DType::F32);
+  ref::layerNorm(x.reshapedContiguous({c.rows, c.cols}), w, bias, expected,
+                 1e-5);
+  ASSERT_LAUNCH(kernel, {view(x), view(w), view(bias), view(y), Arg(1e-5)});
+  EXPECT_CLOSE(y.reshapedContiguous({c.rows, c.cols}), expected,
+               toleranceFor(c.dtype, Op::LayerNorm, c.cols));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, LayerNorm, ::testing::ValuesIn(layerNormCases()),
+                         rowName);
+
+TEST(LayerNormEdge, ConstantRowGivesBias) {
+  auto kernel = libraryKernel("layernorm", "layernorm");
+  const int64_t h = 300;
+  HostTensor x = HostTensor::full({1, 2, h}, DType::F32, 1e4);
+  HostTensor w = HostTensor::full({h}, DType::F32, 2.0);
+  HostTensor bias = HostTensor::empty({h}, DType::F32);
+  fillUniform(bias, 54);
+  HostTensor y = HostTensor::empty({1, 2, h}, DType::F32);
+  ASSERT_LAUNCH(kernel, {view(x), view(w), view(bias), view(y), Arg(1e-5)});
+  for (int64_t i = 0; i < h; ++i)
+    EXPECT_EQ(y.get({0, 1, i}), bias.get({i}));
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct AttnCase {
+  DType dtype;
+  int64_t heads, m, n, d;
+  bool causal;
+};
+std::string attnName(const ::testing::TestParamInfo<AttnCase> &i) {
+  const AttnCase &c = i.param;
+  return std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) +
+         "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_d" +
+         std::to_string(c.d) + (c.causal ? "_causal" : "");
+}
+std::vector<AttnCase> attnCases() {
+  std::vector<AttnCase> v;
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t d : {64, 128})
+      for (auto [m, n] : std::vector<std::pair<int64_t, int64_t>>{
+               {1, 1}, {37, 37}, {130, 70}, {64, 200}})
+        for (bool causal : {false, true})
+          v.push_back({t, 2, m, n, d, causal});
+  return v;
+}
+
+class Attention : public ::testing::TestWithParam<AttnCase> {};
+
+TEST_P(Attention, MatchesReference) {
+  const AttnCase &c = GetParam();
+  auto kernel = libraryKernel(
+      "attention", "attention",
+      withPrecision(c.dtype, {{"CAUSAL", ConstValue::boolean(c.causal)},
+                              {"HEAD_DIM", ConstValue::integer(c.d)},
+                              {"BLOCK_M", ConstValue::integer(64)},
+                              {"BLOCK_N", ConstValue::integer(32)}}));
+  HostTensor q = HostTensor::empty({1, c.heads, c.m, c.d}, c.dtype);
+  HostTensor k = HostTensor::empty({1, c.heads, c.n, c.d}, c.dtype);
+  HostTensor v = HostTensor::empty({1, c.heads, c.n, c.d}, c.dtype);
+  HostTensor o = HostTensor::empty({1, c.heads, c.m, c.d}, c.dtype);
+  fillNormal(q, 61);
+  fillNormal(k, 62);
+  fillNormal(v, 63);
+  double scale = defaultAttentionScale(c.d);
+  HostTensor expected = HostTensor::empty({c.heads, c.m, c.d}, DType::F32);
+  ref::attention(q.reshapedContiguous({c.heads, c.m, c.d}),
+                 k.reshapedContiguous({c.heads, c.n, c.d}),
+                 v.reshapedContiguous({c.heads, c.n, c.d}), expected, c.causal,
+                 scale);
+  ASSERT_LAUNCH(kernel, {view(q), view(k), view(v), view(o), Arg(scale)});
+  EXPECT_CLOSE(o.reshapedContiguous({c.heads, c.m, c.d}), expected,
+               toleranceFor(c.dtype, Op::Attention, std::max(c.n, c.d)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Attention, ::testing::ValuesIn(attnCases()),
+                         attnName);
+
+} // namespace
