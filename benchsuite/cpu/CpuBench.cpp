@@ -1,0 +1,399 @@
+//===- CpuBench.cpp - Tessera CPU benchmarks (Google Benchmark) -----------===//
+//
+// Compile latency per stage for every kernel of kernels_dsl/, in-process
+// compile-cache hits, and CPU throughput against baselines run in the same
+// binary at the same thread count: OpenBLAS sgemm for GEMM and -O3
+// -march=native C++ loops for STREAM triad, softmax and layer norm.
+// Prints a summary table of the targets at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Loops.h"
+#include "OpenBlas.h"
+#include "tessera/Driver/Driver.h"
+#include "tessera/runtime/Runtime.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tessera;
+
+namespace {
+
+std::string kernelsDir() {
+  const char *d = std::getenv("TESSERA_KERNELS_DIR");
+  return d ? d : TESSERA_DEFAULT_KERNELS_DIR;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Leaked on purpose: JIT code must not be torn down after LLVM's statics.
+Runtime &runtime() {
+  static Runtime *rt = new Runtime();
+  return *rt;
+}
+
+std::shared_ptr<Program> program(const std::string &family) {
+  static std::map<std::string, std::shared_ptr<Program>> cache;
+  auto &p = cache[family];
+  if (!p) {
+    auto r = runtime().loadFile(kernelsDir() + "/" + family + ".tile");
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s\n", r.status().toString().c_str());
+      std::exit(1);
+    }
+    p = *r;
+  }
+  return p;
+}
+
+std::shared_ptr<Kernel> kernel(const std::string &family,
+                               const std::string &name,
+                               const CompileOptions &opts) {
+  auto k = runtime().compile(*program(family), name, opts);
+  if (!k.ok()) {
+    std::fprintf(stderr, "%s\n", k.status().toString().c_str());
+    std::exit(1);
+  }
+  return *k;
+}
+
+/// Results the summary table reads: median seconds per iteration.
+std::map<std::string, double> &results() {
+  static std::map<std::string, double> r;
+  return r;
+}
+
+/// Times `fn` `reps` times and returns the median in seconds.
+template <typename F> double medianSeconds(int reps, F &&fn) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+TensorView view(std::vector<float> &v, std::vector<int64_t> shape) {
+  return TensorView::contiguous(v.data(), DType::F32, std::move(shape));
+}
+
+std::vector<float> randomVector(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(g);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Compile latency
+//===----------------------------------------------------------------------===//
+
+struct CompileCase {
+  std::string family, kernel;
+  std::map<std::string, ConstValue> constants;
+};
+
+std::vector<CompileCase> compileCases() {
+  std::vector<CompileCase> v;
+  for (const char *family :
+       {"vector_ops", "stream", "softmax", "layernorm", "gemm", "attention"}) {
+    std::string text = readFile(kernelsDir() + "/" + family + ".tile");
+    auto m = driver::SourceModule::parse(family, text);
+    if (!m.ok())
+      continue;
+    for (const KernelInfo *k : (*m)->kernels())
+      v.push_back({family, k->name, {}});
+  }
+  return v;
+}
+
+void BM_ColdCompile(benchmark::State &state, CompileCase c) {
+  std::string text = readFile(kernelsDir() + "/" + c.family + ".tile");
+  Specialization spec;
+  spec.constants = c.constants;
+  driver::StageTimes sum;
+  std::vector<double> totals;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto m = driver::SourceModule::parse(c.family, text);
+    auto exe = driver::compileForCpu(**m, c.kernel, spec);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+    if (!exe.ok()) {
+      state.SkipWithError(exe.status().toString().c_str());
+      return;
+    }
+    const driver::StageTimes &t = (*exe)->times();
+    sum.parse += t.parse;
+    sum.sema += t.sema;
+    sum.tilePasses += t.tilePasses;
+    sum.lowering += t.lowering;
+    sum.codegen += t.codegen;
+    totals.push_back(ms);
+  }
+  double n = double(state.iterations());
+  state.counters["parse_ms"] = sum.parse / n;
+  state.counters["sema_ms"] = sum.sema / n;
+  state.counters["tile_ms"] = sum.tilePasses / n;
+  state.counters["lower_ms"] = sum.lowering / n;
+  state.counters["llvm_ms"] = sum.codegen / n;
+  std::sort(totals.begin(), totals.end());
+  double median = totals[totals.size() / 2];
+  state.counters["median_ms"] = median;
+  results()["compile/" + c.family + "/" + c.kernel] = median / 1e3;
+}
+
+void BM_CacheHit(benchmark::State &state) {
+  auto prog = program("gemm");
+  CompileOptions opts;
+  kernel("gemm", "gemm", opts); // warm
+  for (auto _ : state) {
+    auto k = runtime().compile(*prog, "gemm", opts);
+    benchmark::DoNotOptimize(k);
+  }
+  double s = medianSeconds(2001, [&] {
+    auto k = runtime().compile(*prog, "gemm", opts);
+    benchmark::DoNotOptimize(k);
+  });
+  state.counters["median_us"] = s * 1e6;
+  results()["cache_hit"] = s;
+}
+BENCHMARK(BM_CacheHit)->Unit(benchmark::kMicrosecond);
+
+//===----------------------------------------------------------------------===//
+// Throughput
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kGemmN = 1024;
+
+void BM_GemmTessera(benchmark::State &state) {
+  const int64_t n = kGemmN;
+  CompileOptions opts;
+  opts.constants = {{"BLOCK_M", ConstValue::integer(state.range(0))},
+                    {"BLOCK_N", ConstValue::integer(state.range(1))},
+                    {"BLOCK_K", ConstValue::integer(state.range(2))}};
+  auto k = kernel("gemm", "gemm", opts);
+  auto a = randomVector(n * n, 1), b = randomVector(n * n, 2);
+  std::vector<float> c(n * n);
+  std::vector<Arg> args{view(a, {n, n}), view(b, {n, n}), view(c, {n, n}),
+                        Arg(1.0), Arg(0.0)};
+  for (auto _ : state) {
+    Status s = k->launch(args);
+    if (!s.isOk()) {
+      state.SkipWithError(s.toString().c_str());
+      return;
+    }
+  }
+  double sec = medianSeconds(3, [&] { (void)k->launch(args); });
+  state.counters["GFLOPS"] = bench::gemmFlops(n, n, n) / sec / 1e9;
+  std::string key = "gemm/tessera";
+  if (!results().count(key) || sec < results()[key])
+    results()[key] = sec;
+}
+BENCHMARK(BM_GemmTessera)
+    ->Args({64, 64, 32})
+    ->Args({128, 128, 32})
+    ->Args({64, 128, 64})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+void BM_GemmOpenBlas(benchmark::State &state) {
+  const int64_t n = kGemmN;
+  bench::OpenBlas *blas = bench::OpenBlas::get();
+  if (!blas->available()) {
+    state.SkipWithError(blas->unavailableReason().c_str());
+    return;
+  }
+  blas->setNumThreads(int(runtime().numThreads()));
+  auto a = randomVector(n * n, 1), b = randomVector(n * n, 2);
+  std::vector<float> c(n * n);
+  auto run = [&] {
+    blas->sgemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+                c.data(), n);
+  };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(5, run);
+  state.counters["GFLOPS"] = bench::gemmFlops(n, n, n) / sec / 1e9;
+  results()["gemm/openblas"] = sec;
+}
+BENCHMARK(BM_GemmOpenBlas)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+constexpr int64_t kStreamN = int64_t(1) << 24;
+
+void BM_TriadTessera(benchmark::State &state) {
+  const int64_t n = kStreamN;
+  auto k = kernel("stream", "triad",
+                  {.constants = {{"BLOCK_SIZE", ConstValue::integer(1024)}}});
+  auto a = randomVector(n, 1), b = randomVector(n, 2);
+  std::vector<float> c(n);
+  std::vector<Arg> args{view(a, {n}), view(b, {n}), view(c, {n}), Arg(3.0)};
+  auto run = [&] { (void)k->launch(args); };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(7, run);
+  state.counters["GB/s"] = 3.0 * 4 * n / sec / 1e9;
+  results()["triad/tessera"] = sec;
+}
+BENCHMARK(BM_TriadTessera)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+void BM_TriadLoop(benchmark::State &state) {
+  const int64_t n = kStreamN;
+  auto a = randomVector(n, 1), b = randomVector(n, 2);
+  std::vector<float> c(n);
+  int threads = int(runtime().numThreads());
+  auto run = [&] { bench::loops::triad(a.data(), b.data(), c.data(), 3.0f, n, threads); };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(7, run);
+  state.counters["GB/s"] = 3.0 * 4 * n / sec / 1e9;
+  results()["triad/loop"] = sec;
+}
+BENCHMARK(BM_TriadLoop)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+constexpr int64_t kRows = 4096, kCols = 1024;
+
+void BM_SoftmaxTessera(benchmark::State &state) {
+  auto k = kernel("softmax", "softmax",
+                  {.constants = {{"BLOCK_SIZE", ConstValue::integer(1024)}}});
+  auto x = randomVector(kRows * kCols, 3);
+  std::vector<float> y(kRows * kCols);
+  std::vector<Arg> args{view(x, {1, 1, kRows, kCols}),
+                        view(y, {1, 1, kRows, kCols})};
+  auto run = [&] { (void)k->launch(args); };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(7, run);
+  state.counters["GB/s"] = 2.0 * 4 * kRows * kCols / sec / 1e9;
+  results()["softmax/tessera"] = sec;
+}
+BENCHMARK(BM_SoftmaxTessera)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+void BM_SoftmaxLoop(benchmark::State &state) {
+  auto x = randomVector(kRows * kCols, 3);
+  std::vector<float> y(kRows * kCols);
+  int threads = int(runtime().numThreads());
+  auto run = [&] { bench::loops::softmax(x.data(), y.data(), kRows, kCols, threads); };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(7, run);
+  state.counters["GB/s"] = 2.0 * 4 * kRows * kCols / sec / 1e9;
+  results()["softmax/loop"] = sec;
+}
+BENCHMARK(BM_SoftmaxLoop)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+void BM_LayerNormTessera(benchmark::State &state) {
+  auto k = kernel("layernorm", "layernorm",
+                  {.constants = {{"BLOCK_SIZE", ConstValue::integer(1024)}}});
+  auto x = randomVector(kRows * kCols, 4), w = randomVector(kCols, 5),
+       b = randomVector(kCols, 6);
+  std::vector<float> y(kRows * kCols);
+  std::vector<Arg> args{view(x, {1, kRows, kCols}), view(w, {kCols}),
+                        view(b, {kCols}), view(y, {1, kRows, kCols}),
+                        Arg(1e-5)};
+  auto run = [&] { (void)k->launch(args); };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(7, run);
+  state.counters["GB/s"] = 2.0 * 4 * kRows * kCols / sec / 1e9;
+  results()["layernorm/tessera"] = sec;
+}
+BENCHMARK(BM_LayerNormTessera)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+void BM_LayerNormLoop(benchmark::State &state) {
+  auto x = randomVector(kRows * kCols, 4), w = randomVector(kCols, 5),
+       b = randomVector(kCols, 6);
+  std::vector<float> y(kRows * kCols);
+  int threads = int(runtime().numThreads());
+  auto run = [&] {
+    bench::loops::layerNorm(x.data(), w.data(), b.data(), y.data(), kRows, kCols,
+                     1e-5f, threads);
+  };
+  for (auto _ : state)
+    run();
+  double sec = medianSeconds(7, run);
+  state.counters["GB/s"] = 2.0 * 4 * kRows * kCols / sec / 1e9;
+  results()["layernorm/loop"] = sec;
+}
+BENCHMARK(BM_LayerNormLoop)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+void printSummary() {
+  auto &r = results();
+  auto get = [&](const std::string &k) {
+    auto it = r.find(k);
+    return it == r.end() ? std::nan("") : it->second;
+  };
+  std::printf("\n== Tessera CPU targets (%u threads; medians)\n",
+              runtime().numThreads());
+  std::printf("%-44s %14s %14s %8s\n", "measure", "value", "target", "status");
+  auto row = [](const std::string &name, double v, const char *unit,
+                double target, bool lowerIsBetter) {
+    bool ok = lowerIsBetter ? v <= target : v >= target;
+    char value[64], tgt[64];
+    std::snprintf(value, sizeof value, "%.3f %s", v, unit);
+    std::snprintf(tgt, sizeof tgt, "%s %.3g %s", lowerIsBetter ? "<=" : ">=",
+                  target, unit);
+    std::printf("%-44s %14s %14s %8s\n", name.c_str(), value, tgt,
+                std::isnan(v) ? "n/a" : ok ? "met" : "MISSED");
+  };
+  row("cold compile, gemm (parse..JIT, median)", get("compile/gemm/gemm") * 1e3,
+      "ms", 150, true);
+  row("compile-cache hit", get("cache_hit") * 1e6, "us", 10, true);
+  double gt = get("gemm/tessera"), gb = get("gemm/openblas");
+  row("gemm f32 1024^3, tessera / openblas", 100 * gb / gt, "%", 50, false);
+  std::printf("%-44s %14.1f GFLOPS (openblas %.1f)\n", "  gemm tessera best",
+              bench::gemmFlops(kGemmN, kGemmN, kGemmN) / gt / 1e9,
+              bench::gemmFlops(kGemmN, kGemmN, kGemmN) / gb / 1e9);
+  row("stream triad, tessera / C++ loop",
+      100 * get("triad/loop") / get("triad/tessera"), "%", 80, false);
+  row("softmax 4096x1024, tessera / C++ loop",
+      100 * get("softmax/loop") / get("softmax/tessera"), "%", 0, false);
+  row("layernorm 4096x1024, tessera / C++ loop",
+      100 * get("layernorm/loop") / get("layernorm/tessera"), "%", 0, false);
+  std::printf("\nCold compile per kernel (ms, median):\n");
+  for (auto &[k, v] : r)
+    if (k.rfind("compile/", 0) == 0)
+      std::printf("  %-40s %8.2f\n", k.c_str() + 8, v * 1e3);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  for (const CompileCase &c : compileCases())
+    benchmark::RegisterBenchmark(
+        ("BM_ColdCompile/" + c.family + "/" + c.kernel).c_str(), BM_ColdCompile,
+        c)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(7);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv))
+    return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  printSummary();
+  return 0;
+}
