@@ -544,8 +544,9 @@ double storeThenLoad(DType t, double v) {
   storeFromDouble(buf, t, 2, v);
   size_t size = dtypeSize(t);
   for (size_t i = 0; i < sizeof(buf); ++i) {
-    if (i < 2 * size || i >= 3 * size)
+    if (i < 2 * size || i >= 3 * size) {
       EXPECT_EQ(buf[i], 0) << dtypeName(t) << " byte " << i;
+    }
   }
   return loadAsDouble(buf, t, 2);
 }

@@ -79,6 +79,9 @@ private:
   std::vector<ConstValue> elems_;
 };
 
+bool operator==(const ConstValue &a, const ConstValue &b);
+bool operator<(const ConstValue &a, const ConstValue &b);
+
 enum class ParamKind {
   Tensor,    ///< A global tensor (any strides), bound at launch.
   Scalar,    ///< A run-time scalar argument (float, int).
