@@ -4,6 +4,9 @@ PRESET ?= ci
 BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
+# Lets ccache reuse objects across checkouts in different directories.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all deps configure build test bench fuzz format clean
 

@@ -96,7 +96,17 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const RangeFn &fn) {
     finishedWorkers = 0;
     ++generation;
   }
+  // The caller claims the first chunk before waking the workers, so it
+  // always takes part (and a launch never waits on a wake-up alone).
+  int64_t first = nextChunk.fetch_add(1, std::memory_order_relaxed);
   wake.notify_all();
+  {
+    bool wasInside = insideParallelFor;
+    insideParallelFor = true;
+    int64_t begin = first * grain;
+    fn(begin, n - begin <= grain ? n : begin + grain);
+    insideParallelFor = wasInside;
+  }
   runChunks(fn, n, grain, numChunks);
   // Every worker takes part in every job (late ones find no chunks left);
   // wait until all have left it, so `fn` stays alive while they run.
