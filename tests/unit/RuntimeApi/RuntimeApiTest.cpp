@@ -1,0 +1,167 @@
+//===- RuntimeApiTest.cpp - Runtime launch checks and compile cache -------===//
+
+#include "tessera/runtime/Runtime.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace tessera;
+using ::testing::HasSubstr;
+
+namespace {
+
+Runtime &rt() {
+  static Runtime *r = new Runtime(RuntimeOptions{2});
+  return *r;
+}
+
+const char *kSource = R"(
+@kernel(grid=(cdiv(N, BLOCK),))
+def scale(x: Tensor["N", f32], y: Tensor["N", f32], s: float, BLOCK: constexpr = 64):
+    off = tile.program_id(0) * BLOCK
+    v = tile.load(x, offsets=(off,), shape=(BLOCK,))
+    tile.store(y, v * s, offsets=(off,))
+
+@kernel
+def pair(a: Tensor["M", "K", f16], b: Tensor["K", 4, f16], n: int):
+    pass
+)";
+
+std::shared_ptr<Kernel> compileScale() {
+  auto prog = rt().loadSource("test.tile", kSource);
+  EXPECT_TRUE(prog.ok()) << prog.status().toString();
+  auto k = rt().compile(**prog, "scale");
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  return *k;
+}
+
+TEST(RuntimeApi, LaunchComputes) {
+  auto k = compileScale();
+  std::vector<float> x(100), y(100, -1);
+  for (int i = 0; i < 100; ++i)
+    x[i] = float(i);
+  Status s = k->launch({TensorView::contiguous(x.data(), DType::F32, {100}),
+                        TensorView::contiguous(y.data(), DType::F32, {100}),
+                        Arg(2.0)});
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(y[i], 2.0f * i);
+}
+
+TEST(RuntimeApi, CompileCacheHitsReturnTheSameKernel) {
+  auto prog = rt().loadSource("cache.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  auto before = rt().cacheStats();
+  auto k1 = rt().compile(**prog, "scale");
+  auto k2 = rt().compile(**prog, "scale");
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  EXPECT_EQ(k1->get(), k2->get());
+  auto after = rt().cacheStats();
+  EXPECT_EQ(after.hits, before.hits + 1);
+  // A different specialisation is a different kernel.
+  auto k3 = rt().compile(**prog, "scale", {.constants = {{"BLOCK", ConstValue::integer(32)}}});
+  ASSERT_TRUE(k3.ok());
+  EXPECT_NE(k1->get(), k3->get());
+}
+
+TEST(RuntimeApi, WrongDTypeNamesTheParameter) {
+  auto k = compileScale();
+  std::vector<double> x(10);
+  std::vector<float> y(10);
+  Status s = k->launch({TensorView::contiguous(x.data(), DType::F16, {10}),
+                        TensorView::contiguous(y.data(), DType::F32, {10}),
+                        Arg(1.0)});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("parameter 'x' expects a f32 tensor"));
+}
+
+TEST(RuntimeApi, InconsistentShapeSymbol) {
+  auto k = compileScale();
+  std::vector<float> x(10), y(12);
+  Status s = k->launch({TensorView::contiguous(x.data(), DType::F32, {10}),
+                        TensorView::contiguous(y.data(), DType::F32, {12}),
+                        Arg(1.0)});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("shape symbol 'N' is 10"));
+  EXPECT_THAT(s.message(), HasSubstr("'y'"));
+}
+
+TEST(RuntimeApi, WrongRankCountAndScalarKind) {
+  auto k = compileScale();
+  std::vector<float> x(10), y(10);
+  TensorView xv = TensorView::contiguous(x.data(), DType::F32, {10});
+  TensorView y2 = TensorView::contiguous(y.data(), DType::F32, {2, 5});
+  Status s = k->launch({xv, y2, Arg(1.0)});
+  EXPECT_THAT(s.message(), HasSubstr("parameter 'y' expects a tensor of rank 1"));
+  s = k->launch({xv, xv});
+  EXPECT_THAT(s.message(), HasSubstr("takes 3 launch arguments"));
+  s = k->launch({xv, xv, Arg(xv)});
+  EXPECT_THAT(s.message(), HasSubstr("parameter 's' expects a scalar"));
+}
+
+TEST(RuntimeApi, BadStridesAndNullData) {
+  auto k = compileScale();
+  std::vector<float> y(10);
+  TensorView bad = TensorView::contiguous(y.data(), DType::F32, {10});
+  bad.strides = {-1};
+  Status s = k->launch({bad, bad, Arg(1.0)});
+  EXPECT_THAT(s.message(), HasSubstr("negative stride"));
+  TensorView null = TensorView::contiguous(nullptr, DType::F32, {10});
+  s = k->launch({null, null, Arg(1.0)});
+  EXPECT_THAT(s.message(), HasSubstr("null data pointer"));
+}
+
+TEST(RuntimeApi, FixedDimensionIsChecked) {
+  auto prog = rt().loadSource("pair.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  auto k = rt().compile(**prog, "pair");
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<uint16_t> a(12), b(15);
+  auto s = (*k)->check({TensorView::contiguous(a.data(), DType::F16, {4, 3}),
+                        TensorView::contiguous(b.data(), DType::F16, {3, 5}),
+                        Arg(int64_t(1))},
+                       {.grid = {{1, 1, 1}}});
+  EXPECT_THAT(s.status().message(), HasSubstr("parameter 'b' dimension 1 must be 4"));
+  s = (*k)->check({TensorView::contiguous(a.data(), DType::F16, {4, 3}),
+                   TensorView::contiguous(b.data(), DType::F16, {3, 4}),
+                   Arg(1.5)},
+                  {.grid = {{1, 1, 1}}});
+  EXPECT_THAT(s.status().message(), HasSubstr("parameter 'n' expects an int"));
+  // No declared grid and none given.
+  s = (*k)->check({TensorView::contiguous(a.data(), DType::F16, {4, 3}),
+                   TensorView::contiguous(b.data(), DType::F16, {3, 4}),
+                   Arg(int64_t(1))});
+  EXPECT_THAT(s.status().message(), HasSubstr("declares no grid"));
+}
+
+TEST(RuntimeApi, SourceErrorsAreRendered) {
+  auto prog = rt().loadSource("bad.tile", "@kernel\ndef k(x: Tensor[\"N\", f33]):\n    pass\n");
+  ASSERT_FALSE(prog.ok());
+  EXPECT_THAT(prog.status().message(), HasSubstr("bad.tile:2:"));
+  EXPECT_THAT(prog.status().message(), HasSubstr("^"));
+}
+
+TEST(RuntimeApi, UnknownKernelAndConstant) {
+  auto prog = rt().loadSource("u.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  auto k = rt().compile(**prog, "nope");
+  EXPECT_EQ(k.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(k.status().message(), HasSubstr("kernels: scale, pair"));
+  k = rt().compile(**prog, "scale", {.constants = {{"BLOK", ConstValue::integer(3)}}});
+  EXPECT_THAT(k.status().message(), HasSubstr("unknown specialisation constant 'BLOK'"));
+}
+
+TEST(RuntimeApi, DevicesReportCleanly) {
+  EXPECT_TRUE(rt().deviceStatus(DeviceKind::Cpu).isOk());
+  Status cuda = rt().deviceStatus(DeviceKind::Cuda);
+  EXPECT_FALSE(cuda.isOk());
+  EXPECT_TRUE(cuda.code() == StatusCode::kUnavailable ||
+              cuda.code() == StatusCode::kUnimplemented);
+  auto prog = rt().loadSource("d.tile", kSource);
+  auto k = rt().compile(**prog, "scale", {}, DeviceKind::Sim);
+  EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented);
+}
+
+} // namespace
