@@ -304,7 +304,10 @@ StatusOr<std::string> driver::emit(const SourceModule &module,
   if (kind == EmitKind::Lowered)
     return printOp(*mod);
   t0 = std::chrono::steady_clock::now();
-  auto text = cpu::translateToText(*mod, kind == EmitKind::Assembly);
+  auto text = cpu::translateToText(
+      *mod, kind == EmitKind::Assembly ? cpu::TextKind::Assembly
+            : kind == EmitKind::Object ? cpu::TextKind::Object
+                                       : cpu::TextKind::LLVMIR);
   if (times)
     times->codegen = millisSince(t0);
   return text;

@@ -2,7 +2,7 @@
 //
 //   tessera-compile FILE.tile --kernel NAME [--spec BLOCK_M=64,...]
 //       [--precision bf16@accum(fp32)] [--unit-stride A,B]
-//       [--emit=ast|tile|llvm-dialect|llvm|asm] [--time-stages]
+//       [--emit=ast|tile|llvm-dialect|llvm|asm|obj] [-o FILE] [--time-stages]
 //
 // Diagnostics go to stderr with file:line:col and a caret; the exit code is
 // 1 on any error.
@@ -49,6 +49,7 @@ int main(int argc, char **argv) {
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
                                                    all;
   bool timeStages = false, allUnit = false;
+  std::string outputPath;
   app.add_option("file", file, "Source file (.tile)")->required();
   app.add_option("--kernel,-k", kernel,
                  "Kernel to compile (default: the only/first kernel)");
@@ -62,9 +63,11 @@ int main(int argc, char **argv) {
   app.add_flag("--contiguous", allUnit,
                "Assume every tensor parameter has unit innermost stride");
   app.add_option("--emit", emitText,
-                 "Stage to print: ast, tile, llvm-dialect, llvm, asm, none")
+                 "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj, "
+                 "none")
       ->check(CLI::IsMember({"ast", "tile", "llvm-dialect", "llvm", "asm",
-                             "none"}));
+                             "obj", "none"}));
+  app.add_option("-o", outputPath, "Write the output to FILE (default stdout)");
   app.add_flag("--time-stages", timeStages,
                "Print per-stage compile times to stderr");
   CLI11_PARSE(app, argc, argv);
@@ -119,6 +122,8 @@ int main(int argc, char **argv) {
     kind = driver::EmitKind::LLVMIR;
   else if (emitText == "asm")
     kind = driver::EmitKind::Assembly;
+  else if (emitText == "obj")
+    kind = driver::EmitKind::Object;
   driver::StageTimes times;
   auto out = driver::emit(**module, kernel, spec, kind, &times);
   if (!out.ok()) {
@@ -128,8 +133,19 @@ int main(int argc, char **argv) {
       std::fputc('\n', stderr);
     return 1;
   }
-  if (emitText != "none")
-    std::fwrite(out->data(), 1, out->size(), stdout);
+  if (emitText != "none") {
+    if (outputPath.empty()) {
+      std::fwrite(out->data(), 1, out->size(), stdout);
+    } else {
+      std::ofstream o(outputPath, std::ios::binary);
+      o.write(out->data(), std::streamsize(out->size()));
+      if (!o) {
+        std::fprintf(stderr, "tessera-compile: error: cannot write '%s'\n",
+                     outputPath.c_str());
+        return 1;
+      }
+    }
+  }
   if (timeStages) {
     std::fprintf(stderr,
                  "stage times (ms): parse %.3f  sema %.3f  tile-passes %.3f  "

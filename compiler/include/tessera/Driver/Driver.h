@@ -70,7 +70,8 @@ enum class EmitKind {
   Tile,    ///< Tile dialect after tile-level passes.
   Lowered, ///< MLIR LLVM dialect just before translation.
   LLVMIR,  ///< LLVM IR after optimisation.
-  Assembly ///< Host assembly.
+  Assembly, ///< Host assembly.
+  Object    ///< A relocatable host object file (ELF bytes).
 };
 
 /// Compiles kernel `kernel` for `spec` and renders the requested stage.

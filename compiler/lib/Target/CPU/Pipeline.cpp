@@ -215,7 +215,7 @@ StatusOr<std::unique_ptr<llvm::TargetMachine>> hostTargetMachine() {
 }
 } // namespace
 
-StatusOr<std::string> cpu::translateToText(ModuleOp module, bool assembly) {
+StatusOr<std::string> cpu::translateToText(ModuleOp module, TextKind kind) {
   llvm::LLVMContext llvmCtx;
   auto llvmModule = translateModuleToLLVMIR(module, llvmCtx);
   if (!llvmModule)
@@ -229,14 +229,17 @@ StatusOr<std::string> cpu::translateToText(ModuleOp module, bool assembly) {
                          llvm::toString(std::move(err)).c_str());
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (!assembly) {
+  if (kind == TextKind::LLVMIR) {
     llvmModule->print(os, nullptr);
     return text;
   }
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream bos(buffer);
   llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, bos, nullptr, llvm::CodeGenFileType::AssemblyFile))
+  if (tm->addPassesToEmitFile(pm, bos, nullptr,
+                              kind == TextKind::Assembly
+                                  ? llvm::CodeGenFileType::AssemblyFile
+                                  : llvm::CodeGenFileType::ObjectFile))
     return internalError("the host target cannot emit assembly");
   pm.run(*llvmModule);
   return std::string(buffer.str());

@@ -30,8 +30,10 @@ Status runTilePasses(mlir::ModuleOp module);
 /// Lowers a tile module to the LLVM dialect; adds `@<kernel>_chunk`.
 Status lowerToLLVMDialect(mlir::ModuleOp module, const std::string &kernel);
 
-/// LLVM IR (optimised at -O3 for the host) or host assembly as text.
-StatusOr<std::string> translateToText(mlir::ModuleOp module, bool assembly);
+enum class TextKind { LLVMIR, Assembly, Object };
+/// LLVM IR (optimised at -O3 for the host), host assembly, or object-file
+/// bytes.
+StatusOr<std::string> translateToText(mlir::ModuleOp module, TextKind kind);
 
 /// A JIT-compiled kernel.
 class JitKernel {
