@@ -256,8 +256,12 @@ cpu::JitKernel::create(ModuleOp module, const std::string &kernel) {
   std::unique_ptr<JitKernel> k(new JitKernel());
   k->numSlots = fn.getNumArguments() - 5;
   TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
+  // ExecutionEngineOptions::transformer is a function_ref: keep the
+  // std::function alive until ExecutionEngine::create has used it.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(3, 0, tm.get());
   ExecutionEngineOptions opts;
-  opts.transformer = makeOptimizingTransformer(3, 0, tm.get());
+  opts.transformer = transformer;
   opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(module, opts);
   if (!engine)
