@@ -80,6 +80,29 @@ Clip clip(OpBuilder &b, Location l, Value off, Value dim, int64_t size) {
   return {lo, skip, valid, high};
 }
 
+/// The in-bounds part of a block of `mem` starting at `offsets` with static
+/// `shape`, per dimension (see Clip), as subview/slice/pad operands.
+struct ClippedBlock {
+  SmallVector<OpFoldResult> offsets, sizes, strides, skips, high;
+  SmallVector<Value> valid;
+};
+
+ClippedBlock clipBlock(OpBuilder &b, Location l, Value mem, ValueRange offsets,
+                       ArrayRef<int64_t> shape) {
+  ClippedBlock c;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    Value dim = memref::DimOp::create(b, l, mem, d);
+    Clip cl = clip(b, l, toIndex(b, l, offsets[d]), dim, size);
+    c.offsets.push_back(cl.lo);
+    c.sizes.push_back(cl.valid);
+    c.valid.push_back(cl.valid);
+    c.strides.push_back(b.getIndexAttr(1));
+    c.skips.push_back(cl.skip);
+    c.high.push_back(cl.high);
+  }
+  return c;
+}
+
 Value zeroOf(OpBuilder &b, Location l, Type t) {
   return arith::ConstantOp::create(b, l, b.getZeroAttr(t));
 }
@@ -91,19 +114,9 @@ struct LoadLowering : OpRewritePattern<LoadOp> {
     auto type = cast<RankedTensorType>(op.getResult().getType());
     Value src = op.getSource();
     int64_t rank = type.getRank();
-    SmallVector<OpFoldResult> offs, sizes, strides;
-    SmallVector<OpFoldResult> low, high;
-    for (int64_t d = 0; d < rank; ++d) {
-      Value dim = memref::DimOp::create(b, l, src, d);
-      Clip c = clip(b, l, toIndex(b, l, op.getOffsets()[d]), dim,
-                    type.getDimSize(d));
-      offs.push_back(c.lo);
-      sizes.push_back(c.valid);
-      strides.push_back(b.getIndexAttr(1));
-      low.push_back(c.skip);
-      high.push_back(c.high);
-    }
-    Value sub = memref::SubViewOp::create(b, l, src, offs, sizes, strides);
+    ClippedBlock c = clipBlock(b, l, src, op.getOffsets(), type.getShape());
+    Value sub =
+        memref::SubViewOp::create(b, l, src, c.offsets, c.sizes, c.strides);
     auto dynType = RankedTensorType::get(
         SmallVector<int64_t>(rank, ShapedType::kDynamic), type.getElementType());
     Value t = bufferization::ToTensorOp::create(b, l, dynType, sub,
@@ -111,7 +124,8 @@ struct LoadLowering : OpRewritePattern<LoadOp> {
                                                 /*writable=*/false);
     Value other = op.getOther() ? op.getOther()
                                 : zeroOf(b, l, type.getElementType());
-    Value padded = tensor::PadOp::create(b, l, type, t, low, high, other);
+    Value padded =
+        tensor::PadOp::create(b, l, type, t, c.skips, c.high, other);
     if (Value mask = op.getMask()) {
       Value fill = linalg::FillOp::create(
                        b, l, other,
@@ -154,22 +168,11 @@ struct StoreLowering : OpRewritePattern<StoreOp> {
     Location l = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     Value dst = op.getDest();
-    int64_t rank = type.getRank();
-    SmallVector<OpFoldResult> offs, sizes, strides, skips;
-    SmallVector<Value> valid;
-    for (int64_t d = 0; d < rank; ++d) {
-      Value dim = memref::DimOp::create(b, l, dst, d);
-      Clip c = clip(b, l, toIndex(b, l, op.getOffsets()[d]), dim,
-                    type.getDimSize(d));
-      offs.push_back(c.lo);
-      sizes.push_back(c.valid);
-      valid.push_back(c.valid);
-      strides.push_back(b.getIndexAttr(1));
-      skips.push_back(c.skip);
-    }
-    Value sub = memref::SubViewOp::create(b, l, dst, offs, sizes, strides);
-    Value slice = tensor::ExtractSliceOp::create(b, l, op.getValue(), skips,
-                                                 sizes, strides);
+    ClippedBlock c = clipBlock(b, l, dst, op.getOffsets(), type.getShape());
+    Value sub =
+        memref::SubViewOp::create(b, l, dst, c.offsets, c.sizes, c.strides);
+    Value slice = tensor::ExtractSliceOp::create(b, l, op.getValue(), c.skips,
+                                                 c.sizes, c.strides);
     if (!op.getMask()) {
       auto m = bufferization::MaterializeInDestinationOp::create(b, l, slice,
                                                                  sub);
@@ -178,9 +181,9 @@ struct StoreLowering : OpRewritePattern<StoreOp> {
       b.eraseOp(op);
       return success();
     }
-    Value mslice = tensor::ExtractSliceOp::create(b, l, op.getMask(), skips,
-                                                  sizes, strides);
-    loopNest(b, l, valid, [&](OpBuilder &nb, ValueRange ivs) {
+    Value mslice = tensor::ExtractSliceOp::create(b, l, op.getMask(), c.skips,
+                                                  c.sizes, c.strides);
+    loopNest(b, l, c.valid, [&](OpBuilder &nb, ValueRange ivs) {
       Value m = tensor::ExtractOp::create(nb, l, mslice, ivs);
       scf::IfOp::create(nb, l, m, [&](OpBuilder &ib, Location) {
         Value v = tensor::ExtractOp::create(ib, l, slice, ivs);
@@ -386,8 +389,8 @@ struct ArangeLowering : OpRewritePattern<ArangeOp> {
     unsigned w = type.getElementType().getIntOrFloatBitWidth();
     SmallVector<APInt> vals;
     // The I64Attr getters return uint64_t: iterate over the signed values.
-    int64_t start = op.getStartAttr().getValue().getSExtValue();
-    int64_t end = op.getEndAttr().getValue().getSExtValue();
+    int64_t start = op.getStartValue();
+    int64_t end = op.getEndValue();
     for (int64_t i = start; i < end; ++i)
       vals.push_back(APInt(w, i, /*isSigned=*/true));
     b.replaceOpWithNewOp<arith::ConstantOp>(

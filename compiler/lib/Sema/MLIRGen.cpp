@@ -138,6 +138,35 @@ std::string describe(const SVal &v) {
   return "value";
 }
 
+/// The elements of a tuple value (constant or not); any other value is a
+/// one-element list.
+std::vector<SVal> tupleItems(const SVal &v) {
+  if (v.isConst() && v.cval.isTuple()) {
+    std::vector<SVal> items;
+    for (const ConstValue &c : v.cval.getTuple())
+      items.push_back(SVal::constant(c));
+    return items;
+  }
+  if (v.kind == SVal::Kind::Tuple)
+    return v.elems;
+  return {v};
+}
+
+using KwArgs = std::map<std::string, std::pair<SVal, SourceLoc>>;
+
+/// Removes and returns keyword argument `name`, else positional `pos`.
+std::optional<SVal> takeArg(const std::vector<SVal> &args, KwArgs &kw,
+                            const char *name, size_t pos) {
+  if (auto it = kw.find(name); it != kw.end()) {
+    SVal v = it->second.first;
+    kw.erase(it);
+    return v;
+  }
+  if (pos < args.size())
+    return args[pos];
+  return std::nullopt;
+}
+
 bool isFloatT(DType t) { return isFloatDType(t); }
 bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 int intRank(DType t) {
@@ -274,11 +303,11 @@ private:
   SVal emitSubscript(const SubscriptExpr &e);
   SVal emitBuiltin(const std::string &name, const CallExpr &e,
                    std::vector<SVal> &args,
-                   std::map<std::string, std::pair<SVal, SourceLoc>> &kwargs,
+                   KwArgs &kwargs,
                    const SVal *self);
   SVal emitHelperCall(const FunctionDef &fn, const CallExpr &e,
                       std::vector<SVal> &args,
-                      std::map<std::string, std::pair<SVal, SourceLoc>> &kwargs);
+                      KwArgs &kwargs);
   Value condition(const SVal &v, SourceLoc sl);
 
   // Builtin helpers.
@@ -288,10 +317,13 @@ private:
   std::optional<int64_t> constInt(const SVal &v, SourceLoc sl,
                                   const char *what);
   Value indexValue(const SVal &v, SourceLoc sl);
+  /// indexValue of each element; false after reporting an error.
+  bool indexValues(const std::vector<SVal> &vs, SourceLoc sl,
+                   SmallVectorImpl<Value> &out);
   SVal emitLoad(const CallExpr &e, std::vector<SVal> &args,
-                std::map<std::string, std::pair<SVal, SourceLoc>> &kw);
+                KwArgs &kw);
   SVal emitStore(const CallExpr &e, std::vector<SVal> &args,
-                 std::map<std::string, std::pair<SVal, SourceLoc>> &kw);
+                 KwArgs &kw);
   SVal emitReduce(tl::ReduceKind kind, const SVal &x,
                   std::optional<int64_t> axis, Location l, SourceLoc sl);
   SVal emitMath(const std::string &fn, const SVal &x, Location l,
@@ -1125,6 +1157,17 @@ Value Emitter::indexValue(const SVal &v, SourceLoc sl) {
   return {};
 }
 
+bool Emitter::indexValues(const std::vector<SVal> &vs, SourceLoc sl,
+                          SmallVectorImpl<Value> &out) {
+  for (const SVal &v : vs) {
+    Value x = indexValue(v, sl);
+    if (!x)
+      return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
 SVal Emitter::emitCall(const CallExpr &e) {
   SVal callee = emit(*e.callee);
   if (!callee.ok())
@@ -1135,7 +1178,7 @@ SVal Emitter::emitCall(const CallExpr &e) {
     if (!args.back().ok())
       return SVal::invalid();
   }
-  std::map<std::string, std::pair<SVal, SourceLoc>> kwargs;
+  KwArgs kwargs;
   for (auto &k : e.keywords) {
     SVal v = emit(*k.value);
     if (!v.ok())
@@ -1156,7 +1199,7 @@ SVal Emitter::emitCall(const CallExpr &e) {
 
 SVal Emitter::emitHelperCall(
     const FunctionDef &fn, const CallExpr &e, std::vector<SVal> &args,
-    std::map<std::string, std::pair<SVal, SourceLoc>> &kwargs) {
+    KwArgs &kwargs) {
   if (helpers.size() >= 16)
     return error(e.loc(), "helper calls nested too deeply (recursion?)");
   Vars callee;
@@ -1349,17 +1392,10 @@ SVal Emitter::emitDot(const SVal &aIn, const SVal &bIn, const SVal *acc,
 }
 
 SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args,
-                       std::map<std::string, std::pair<SVal, SourceLoc>> &kw) {
+                       KwArgs &kw) {
   Location l = loc(e.loc());
-  auto take = [&](const char *name, size_t pos) -> std::optional<SVal> {
-    if (auto it = kw.find(name); it != kw.end()) {
-      SVal v = it->second.first;
-      kw.erase(it);
-      return v;
-    }
-    if (pos < args.size())
-      return args[pos];
-    return std::nullopt;
+  auto take = [&](const char *name, size_t pos) {
+    return takeArg(args, kw, name, pos);
   };
   if (args.empty() || args[0].kind != SVal::Kind::Tensor)
     return error(e.loc(), "tile.load needs a global tensor as its first "
@@ -1385,9 +1421,7 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args,
   if (gather) {
     if (offsets || shapeV)
       return error(e.loc(), "tile.load takes either index= or offsets=/shape=");
-    std::vector<SVal> tiles = index->kind == SVal::Kind::Tuple
-                                  ? index->elems
-                                  : std::vector<SVal>{*index};
+    std::vector<SVal> tiles = tupleItems(*index);
     if ((int64_t)tiles.size() != rank)
       return error(e.loc(), "tile.load: index= needs " + std::to_string(rank) +
                                 " index tile(s), one per dimension");
@@ -1413,26 +1447,15 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args,
     if (!s)
       return SVal::invalid();
     shape.assign(s->begin(), s->end());
-    std::vector<SVal> offs;
-    if (offsets->isConst() && offsets->cval.isTuple())
-      for (auto &c : offsets->cval.getTuple())
-        offs.push_back(SVal::constant(c));
-    else if (offsets->kind == SVal::Kind::Tuple)
-      offs = offsets->elems;
-    else
-      offs = {*offsets};
+    std::vector<SVal> offs = tupleItems(*offsets);
     if ((int64_t)offs.size() != rank || (int64_t)shape.size() != rank)
       return error(e.loc(), "tile.load: tensor has rank " +
                                 std::to_string(rank) + " but offsets has " +
                                 std::to_string(offs.size()) +
                                 " and shape has " +
                                 std::to_string(shape.size()) + " entries");
-    for (auto &o : offs) {
-      Value v = indexValue(o, e.loc());
-      if (!v)
-        return SVal::invalid();
-      idx.push_back(v);
-    }
+    if (!indexValues(offs, e.loc(), idx))
+      return SVal::invalid();
   }
   Value maskV, otherV;
   if (mask && !(mask->isConst() && mask->cval.isNone())) {
@@ -1474,17 +1497,10 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args,
 }
 
 SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
-                        std::map<std::string, std::pair<SVal, SourceLoc>> &kw) {
+                        KwArgs &kw) {
   Location l = loc(e.loc());
-  auto take = [&](const char *name, size_t pos) -> std::optional<SVal> {
-    if (auto it = kw.find(name); it != kw.end()) {
-      SVal v = it->second.first;
-      kw.erase(it);
-      return v;
-    }
-    if (pos < args.size())
-      return args[pos];
-    return std::nullopt;
+  auto take = [&](const char *name, size_t pos) {
+    return takeArg(args, kw, name, pos);
   };
   if (args.empty() || args[0].kind != SVal::Kind::Tensor)
     return error(e.loc(), "tile.store needs a global tensor as its first "
@@ -1513,9 +1529,7 @@ SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
   if (scatter) {
     if (offsets)
       return error(e.loc(), "tile.store takes either index= or offsets=");
-    std::vector<SVal> tiles = index->kind == SVal::Kind::Tuple
-                                  ? index->elems
-                                  : std::vector<SVal>{*index};
+    std::vector<SVal> tiles = tupleItems(*index);
     if ((int64_t)tiles.size() != rank)
       return error(e.loc(), "tile.store: index= needs " +
                                 std::to_string(rank) + " index tile(s)");
@@ -1530,26 +1544,15 @@ SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
   } else {
     if (!offsets)
       return error(e.loc(), "tile.store needs offsets=(...) or index=(...)");
-    std::vector<SVal> offs;
-    if (offsets->isConst() && offsets->cval.isTuple())
-      for (auto &c : offsets->cval.getTuple())
-        offs.push_back(SVal::constant(c));
-    else if (offsets->kind == SVal::Kind::Tuple)
-      offs = offsets->elems;
-    else
-      offs = {*offsets};
+    std::vector<SVal> offs = tupleItems(*offsets);
     if ((int64_t)offs.size() != rank || (int64_t)shape.size() != rank)
       return error(e.loc(), "tile.store: tensor has rank " +
                                 std::to_string(rank) + " but offsets has " +
                                 std::to_string(offs.size()) +
                                 " entries and the value has rank " +
                                 std::to_string(shape.size()));
-    for (auto &o : offs) {
-      Value x = indexValue(o, e.loc());
-      if (!x)
-        return SVal::invalid();
-      idx.push_back(x);
-    }
+    if (!indexValues(offs, e.loc(), idx))
+      return SVal::invalid();
   }
   Value maskV;
   if (mask && !(mask->isConst() && mask->cval.isNone())) {
@@ -1581,7 +1584,7 @@ SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
 
 SVal Emitter::emitBuiltin(
     const std::string &name, const CallExpr &e, std::vector<SVal> &args,
-    std::map<std::string, std::pair<SVal, SourceLoc>> &kw, const SVal *self) {
+    KwArgs &kw, const SVal *self) {
   Location l = loc(e.loc());
   SourceLoc sl = e.loc();
   std::vector<SVal> all;
@@ -2028,25 +2031,14 @@ SVal Emitter::emitBuiltin(
     if (dt != DType::F32 && dt != DType::I32 && dt != DType::I64)
       return error(sl, name + "() supports f32, i32 and i64 tensors, not " +
                            std::string(dtypeName(dt)));
-    std::vector<SVal> offs;
-    if (a[1].isConst() && a[1].cval.isTuple())
-      for (auto &c : a[1].cval.getTuple())
-        offs.push_back(SVal::constant(c));
-    else if (a[1].kind == SVal::Kind::Tuple)
-      offs = a[1].elems;
-    else
-      offs = {a[1]};
+    std::vector<SVal> offs = tupleItems(a[1]);
     int64_t rank = cast<MemRefType>(a[0].value.getType()).getRank();
     if ((int64_t)offs.size() != rank)
       return error(sl, name + "(): the index needs " + std::to_string(rank) +
                            " entries");
     SmallVector<Value> idx;
-    for (auto &o : offs) {
-      Value v = indexValue(o, sl);
-      if (!v)
-        return SVal::invalid();
-      idx.push_back(v);
-    }
+    if (!indexValues(offs, sl, idx))
+      return SVal::invalid();
     if (a[2].isTile())
       return error(sl, name + "() adds one scalar; reduce the tile first "
                               "(e.g. tile.sum(x))");
@@ -2082,8 +2074,6 @@ SVal Emitter::emitBuiltin(
     DType t = name == "float" ? DType::F32 : name == "int" ? DType::I64 : DType::Bool;
     return castTo(all[0], t, l);
   }
-  if (name == "abs")
-    return emitBuiltin("abs", e, args, kw, self);
   if (name == "len") {
     if (!arity(1, 1))
       return SVal::invalid();
@@ -2169,17 +2159,12 @@ void Emitter::assign(const Expr &target, SVal v, SourceLoc sl) {
   if (isa<TupleExpr>(target) || isa<ListExpr>(target)) {
     const auto &elts = isa<TupleExpr>(target) ? cast<TupleExpr>(target).elts
                                               : cast<ListExpr>(target).elts;
-    std::vector<SVal> items;
-    if (v.isConst() && v.cval.isTuple())
-      for (auto &c : v.cval.getTuple())
-        items.push_back(SVal::constant(c));
-    else if (v.kind == SVal::Kind::Tuple)
-      items = v.elems;
-    else {
+    if (!(v.isConst() && v.cval.isTuple()) && v.kind != SVal::Kind::Tuple) {
       if (v.ok())
         error(sl, "cannot unpack " + describe(v));
       return;
     }
+    std::vector<SVal> items = tupleItems(v);
     if (items.size() != elts.size()) {
       error(sl, "cannot unpack " + std::to_string(items.size()) +
                     " values into " + std::to_string(elts.size()) + " names");
@@ -2328,7 +2313,6 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
   if (c.isConst()) {
     // Constexpr if: only the taken branch is emitted (and checked).
     const ast::Block &taken = c.cval.truthy() ? s.body : s.orelse;
-    Work sub{{&taken, 0}};
     // The branch continues with the rest of the enclosing code.
     Work combined = rest;
     combined.push_back({&taken, 0});
@@ -2805,7 +2789,6 @@ EmittedKernel Emitter::run() {
     b.setInsertionPointToEnd(entry);
     func::ReturnOp::create(b, fnLoc);
   }
-  // Terminate blocks whose code path ended in `return` inside an scf.if.
   if (diags.hasErrors())
     return out;
 

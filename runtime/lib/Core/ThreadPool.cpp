@@ -10,6 +10,19 @@ namespace {
 /// Set while a thread runs chunks of some pool's job; nested parallelFor
 /// calls then run serially instead of deadlocking.
 thread_local bool insideParallelFor = false;
+/// Runs chunk `chunk` of a job of `n` items split into `grain`-sized chunks.
+void runChunk(const ThreadPool::RangeFn &fn, int64_t chunk, int64_t n,
+              int64_t grain) {
+  int64_t begin = chunk * grain; // overflow-safe: chunk < ceil(n / grain)
+  fn(begin, n - begin <= grain ? n : begin + grain);
+}
+
+/// Marks the calling thread as running chunks while alive.
+struct InsideScope {
+  bool was = insideParallelFor;
+  InsideScope() { insideParallelFor = true; }
+  ~InsideScope() { insideParallelFor = was; }
+};
 } // namespace
 
 ThreadPool::ThreadPool(unsigned n) {
@@ -33,16 +46,13 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::runChunks(const RangeFn &fn, int64_t n, int64_t grain,
                            int64_t numChunks) {
-  bool wasInside = insideParallelFor;
-  insideParallelFor = true;
+  InsideScope inside;
   for (;;) {
     int64_t chunk = nextChunk.fetch_add(1, std::memory_order_relaxed);
     if (chunk >= numChunks)
       break;
-    int64_t begin = chunk * grain;
-    fn(begin, n - begin <= grain ? n : begin + grain);
+    runChunk(fn, chunk, n, grain);
   }
-  insideParallelFor = wasInside;
 }
 
 void ThreadPool::workerLoop() {
@@ -76,13 +86,9 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const RangeFn &fn) {
   grain = std::max<int64_t>(grain, 1);
   int64_t numChunks = n / grain + (n % grain != 0);
   if (workers.empty() || numChunks == 1 || insideParallelFor) {
-    bool wasInside = insideParallelFor;
-    insideParallelFor = true;
-    for (int64_t chunk = 0; chunk < numChunks; ++chunk) {
-      int64_t begin = chunk * grain;
-      fn(begin, n - begin <= grain ? n : begin + grain);
-    }
-    insideParallelFor = wasInside;
+    InsideScope inside;
+    for (int64_t chunk = 0; chunk < numChunks; ++chunk)
+      runChunk(fn, chunk, n, grain);
     return;
   }
   std::lock_guard<std::mutex> call(callMutex);
@@ -101,11 +107,8 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const RangeFn &fn) {
   int64_t first = nextChunk.fetch_add(1, std::memory_order_relaxed);
   wake.notify_all();
   {
-    bool wasInside = insideParallelFor;
-    insideParallelFor = true;
-    int64_t begin = first * grain;
-    fn(begin, n - begin <= grain ? n : begin + grain);
-    insideParallelFor = wasInside;
+    InsideScope inside;
+    runChunk(fn, first, n, grain);
   }
   runChunks(fn, n, grain, numChunks);
   // Every worker takes part in every job (late ones find no chunks left);

@@ -55,9 +55,8 @@ LogicalResult ArangeOp::verify() {
   auto type = cast<RankedTensorType>(getResult().getType());
   if (type.getRank() != 1)
     return emitOpError("result must be a 1-D tile");
-  // The I64Attr getters return uint64_t: compare the signed values.
-  int64_t start = getStartAttr().getValue().getSExtValue();
-  int64_t end = getEndAttr().getValue().getSExtValue();
+  int64_t start = getStartValue();
+  int64_t end = getEndValue();
   if (end <= start)
     return emitOpError("end (") << end << ") must be greater than start ("
                                 << start << ")";

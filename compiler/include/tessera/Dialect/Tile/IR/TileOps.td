@@ -63,6 +63,12 @@ def Tile_ArangeOp : Tile_Op<"arange", [Pure]> {
   let results = (outs StaticShapeTensorOf<[AnySignlessInteger]>:$result);
   let assemblyFormat = "$start `to` $end attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The bounds as signed values (the generated I64Attr getters return
+    /// uint64_t, which breaks comparisons with negative starts).
+    int64_t getStartValue() { return getStartAttr().getValue().getSExtValue(); }
+    int64_t getEndValue() { return getEndAttr().getValue().getSExtValue(); }
+  }];
 }
 
 def Tile_SplatOp : Tile_Op<"splat", [Pure,
