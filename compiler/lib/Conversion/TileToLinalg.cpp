@@ -124,8 +124,41 @@ struct LoadLowering : OpRewritePattern<LoadOp> {
                                                 /*writable=*/false);
     Value other = op.getOther() ? op.getOther()
                                 : zeroOf(b, l, type.getElementType());
-    Value padded =
-        tensor::PadOp::create(b, l, type, t, c.skips, c.high, other);
+    // tensor.pad would fill the whole block before copying the in-bounds
+    // part; most blocks lie wholly inside the tensor, so fill only when one
+    // does not.
+    Value partial = arith::ConstantIntOp::create(b, l, b.getI1Type(), 0);
+    for (auto [d, size] : llvm::enumerate(type.getShape())) {
+      Value full = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                         c.valid[d], idx(b, l, size));
+      partial = arith::OrIOp::create(
+          b, l, partial,
+          arith::XOrIOp::create(
+              b, l, full,
+              arith::ConstantIntOp::create(b, l, b.getI1Type(), 1)));
+    }
+    // The fill covers the whole block when it is partial and nothing
+    // otherwise: its leading extent is 0 or the block's.
+    // (alloc_tensor, not tensor.empty: a slice of an empty tensor folds to a
+    // new empty tensor, which would cut the fill off from the block.)
+    Value empty = bufferization::AllocTensorOp::create(b, l, type, ValueRange{});
+    SmallVector<OpFoldResult> fillSizes, zeros(rank, b.getIndexAttr(0));
+    for (int64_t d = 0; d < rank; ++d)
+      fillSizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    if (rank > 0)
+      fillSizes[0] = arith::SelectOp::create(b, l, partial,
+                                             idx(b, l, type.getDimSize(0)),
+                                             idx(b, l, 0))
+                         .getResult();
+    SmallVector<OpFoldResult> unit(rank, b.getIndexAttr(1));
+    Value region =
+        tensor::ExtractSliceOp::create(b, l, empty, zeros, fillSizes, unit);
+    Value filled = linalg::FillOp::create(b, l, other, region).getResult(0);
+    Value base = tensor::InsertSliceOp::create(b, l, filled, empty, zeros,
+                                               fillSizes, unit);
+    SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
+    Value padded = tensor::InsertSliceOp::create(b, l, t, base,
+                                                 c.skips, c.sizes, ones);
     if (Value mask = op.getMask()) {
       Value fill = linalg::FillOp::create(
                        b, l, other,
