@@ -3,8 +3,9 @@
 // Lowers tile ops on tensors to linalg/tensor/memref/bufferization ops that
 // one-shot bufferization and the upstream CPU pipeline understand:
 //
-//   tile.load     clipped memref.subview + bufferization.to_tensor +
-//                 tensor.pad with `other` (+ arith.select for the mask)
+//   tile.load     clipped memref.subview + bufferization.to_tensor inserted
+//                 into a block filled with `other` only when the block
+//                 overhangs the tensor (+ arith.select for the mask)
 //   tile.store    tensor.extract_slice of the in-bounds part +
 //                 bufferization.materialize_in_destination (masked stores
 //                 become a loop nest of guarded memref.store)
@@ -128,15 +129,11 @@ struct LoadLowering : OpRewritePattern<LoadOp> {
     // part; most blocks lie wholly inside the tensor, so fill only when one
     // does not.
     Value partial = arith::ConstantIntOp::create(b, l, b.getI1Type(), 0);
-    for (auto [d, size] : llvm::enumerate(type.getShape())) {
-      Value full = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                         c.valid[d], idx(b, l, size));
+    for (auto [d, size] : llvm::enumerate(type.getShape()))
       partial = arith::OrIOp::create(
           b, l, partial,
-          arith::XOrIOp::create(
-              b, l, full,
-              arith::ConstantIntOp::create(b, l, b.getI1Type(), 1)));
-    }
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, c.valid[d],
+                                idx(b, l, size)));
     // The fill covers the whole block when it is partial and nothing
     // otherwise: its leading extent is 0 or the block's.
     // (alloc_tensor, not tensor.empty: a slice of an empty tensor folds to a

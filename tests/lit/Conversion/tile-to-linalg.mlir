@@ -32,9 +32,15 @@
 // CHECK: memref.dim %arg0, %c1
 // CHECK: %[[SUB:.*]] = memref.subview %arg0[%[[LO0]], %{{.*}}] [%{{.*}}, %{{.*}}] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK-NEXT: %[[T:.*]] = bufferization.to_tensor %[[SUB]] restrict : memref<?x?xf32, strided<[?, 1], offset: ?>> to tensor<?x?xf32>
-// CHECK-NEXT: %[[P:.*]] = tensor.pad %[[T]] low[%{{.*}}, %{{.*}}] high[%{{.*}}, %{{.*}}] {
-// CHECK: tensor.yield %[[ZERO]] : f32
-// CHECK-NEXT: } : tensor<?x?xf32> to tensor<16x32xf32>
+// The padding value is written only when the block overhangs the tensor:
+// the fill's leading extent is 16 or 0.
+// CHECK: %[[PART:.*]] = arith.ori
+// CHECK-NEXT: %[[BUF:.*]] = bufferization.alloc_tensor() : tensor<16x32xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.select %[[PART]], %[[C16]], %[[C0]] : index
+// CHECK-NEXT: %[[R:.*]] = tensor.extract_slice %[[BUF]][0, 0] [%[[N]], 32] [1, 1]
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[R]] : tensor<?x32xf32>)
+// CHECK-NEXT: %[[B:.*]] = tensor.insert_slice %[[F]] into %[[BUF]][0, 0] [%[[N]], 32] [1, 1]
+// CHECK-NEXT: %[[P:.*]] = tensor.insert_slice %[[T]] into %[[B]][%{{.*}}, %{{.*}}] [%{{.*}}, %{{.*}}] [1, 1] : tensor<?x?xf32> into tensor<16x32xf32>
 // CHECK-NEXT: return %[[P]]
 func.func @load(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %i: i64, %j: i64) -> tensor<16x32xf32> {
   %v = tile.load %x[%i, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<16x32xf32>
@@ -46,9 +52,8 @@ func.func @load(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %i: i64, %j: i6
 // CHECK-LABEL: func.func @load_masked(
 // CHECK: %[[SUB:.*]] = memref.subview %arg0
 // CHECK-NEXT: %[[T:.*]] = bufferization.to_tensor %[[SUB]] restrict
-// CHECK-NEXT: %[[P:.*]] = tensor.pad %[[T]]
-// CHECK: tensor.yield %arg3 : f16
-// CHECK: } : tensor<?xf16> to tensor<64xf16>
+// CHECK: linalg.fill ins(%arg3 : f16) outs(%{{.*}} : tensor<?xf16>)
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[T]]
 // CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<64xf16>
 // CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%arg3 : f16) outs(%[[E]] : tensor<64xf16>) -> tensor<64xf16>
 // CHECK-NEXT: %[[R:.*]] = arith.select %arg2, %[[P]], %[[F]] : tensor<64xi1>, tensor<64xf16>

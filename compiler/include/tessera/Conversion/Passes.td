@@ -69,4 +69,30 @@ def ExpandFloat8CastsPass : Pass<"tessera-expand-float8-casts"> {
                            "::mlir::math::MathDialect"];
 }
 
+
+def VectorizeMatmulPass : Pass<"tessera-vectorize-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Register-tiles and vectorises static matmuls on buffers";
+  let description = [{
+    Each `linalg.matmul` on statically shaped memrefs whose operands are
+    f32, f16 or bf16 and whose accumulator is f32 is tiled into
+    `mr x nr x 1` micro-tiles (loops over M, N, then K), and every
+    micro-tile is vectorised into `vector.transfer_read`s and a
+    `vector.contract`. The accumulator's reads and writes are then hoisted
+    out of the K loop, so it stays in registers, and the contraction is
+    lowered to outer products, i.e. one FMA per accumulator row and K
+    step with the A element broadcast. `mr` and `nr` shrink to divisors of
+    the tile's extents; a matmul whose N extent has no divisor >= 8 among
+    them is left alone (it lowers to scalar loops).
+  }];
+  let options = [
+    Option<"mr", "mr", "int64_t", "8", "Micro-tile rows (M)">,
+    Option<"nr", "nr", "int64_t", "32", "Micro-tile columns (N)">
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // TESSERA_CONVERSION_PASSES_TD

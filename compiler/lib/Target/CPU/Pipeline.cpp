@@ -31,6 +31,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -147,6 +148,23 @@ struct PromoteSmallAllocsPass
     }
   }
 };
+/// Register micro-tile of the matmul kernel for the host's vector unit:
+/// the accumulator takes half the vector registers (16 of 32 zmm with
+/// AVX-512, 8 of 16 ymm with AVX2).
+struct MicroTile {
+  int64_t mr, nr;
+};
+MicroTile hostMicroTile() {
+  static const MicroTile tile = [] {
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    if (f.lookup("avx512f"))
+      return MicroTile{8, 32};
+    if (f.lookup("avx2") || f.lookup("avx"))
+      return MicroTile{4, 16};
+    return MicroTile{4, 8};
+  }();
+  return tile;
+}
 } // namespace
 
 void cpu::prepareContext(MLIRContext &ctx) {
@@ -183,17 +201,25 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
           "buffer-deallocation-pipeline,tessera-lower-tile-atomics"));
   pm.addPass(std::make_unique<PromoteSmallAllocsPass>());
   pm.addPass(std::make_unique<CopyToLinalgPass>());
+  {
+    MicroTile t = hostMicroTile();
+    mlir::tessera::VectorizeMatmulPassOptions o;
+    o.mr = t.mr;
+    o.nr = t.nr;
+    pm.addNestedPass<func::FuncOp>(mlir::tessera::createVectorizeMatmulPass(o));
+  }
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "func.func(convert-linalg-to-loops),"
+      pm, "canonicalize,cse,func.func(convert-linalg-to-loops),"
           "canonicalize,cse,"
           "func.func(tessera-expand-float8-casts),"
           "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 "
           "target-type=f32}),"
           "func.func(arith-expand{include-bf16=true}),"
+          "func.func(convert-vector-to-scf{full-unroll=true}),"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf"));
   pm.addPass(std::make_unique<MathApproximationPass>());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "convert-math-to-llvm,convert-math-to-libm,"
+      pm, "convert-vector-to-llvm,convert-ub-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
           "finalize-memref-to-llvm,convert-arith-to-llvm,"
           "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
           "reconcile-unrealized-casts,canonicalize"));

@@ -1,0 +1,63 @@
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-vectorize-matmul))' | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-vectorize-matmul{mr=4 nr=16}))' | FileCheck %s --check-prefix=SMALL
+
+// An 8x32 micro-tile: loops over M and N, the accumulator read once before
+// the K loop, carried in registers and written once after it; each K step is
+// one broadcast-FMA per accumulator row.
+// CHECK-LABEL: func.func @f32
+// CHECK: scf.for %[[I:.*]] = %c0 to %c16 step %c8
+// CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %c64 step %c32
+// CHECK-NEXT: %[[ACC:.*]] = vector.transfer_read %arg2[%[[I]], %[[J]]]{{.*}} : memref<16x64xf32>, vector<8x32xf32>
+// CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %c0 to %c8 step %c1 iter_args(%[[A:.*]] = %[[ACC]]) -> (vector<8x32xf32>)
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %[[R]], %arg2[%[[I]], %[[J]]]
+// CHECK-NOT: linalg.matmul
+// SMALL-LABEL: func.func @f32
+// SMALL: scf.for %{{.*}} = %c0 to %c16 step %c4
+// SMALL-NEXT: scf.for %{{.*}} = %c0 to %c64 step %c16
+// SMALL-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+func.func @f32(%a: memref<16x8xf32>, %b: memref<8x64xf32>, %c: memref<16x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x8xf32>, memref<8x64xf32>) outs(%c : memref<16x64xf32>)
+  return
+}
+
+// -----
+
+// bf16 operands are widened to f32 before the FMAs.
+// CHECK-LABEL: func.func @bf16
+// CHECK: arith.extf {{.*}} : vector<32xbf16> to vector<32xf32>
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+func.func @bf16(%a: memref<8x4xbf16>, %b: memref<4x32xbf16>, %c: memref<8x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xbf16>, memref<4x32xbf16>) outs(%c : memref<8x32xf32>)
+  return
+}
+
+// -----
+
+// Tiles shrink to divisors of the extents: M = 6 takes rows of 2, N = 24
+// columns of 8.
+// CHECK-LABEL: func.func @odd
+// CHECK: scf.for %{{.*}} = %c0 to %c6 step %c2
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c24 step %c8
+// CHECK-COUNT-2: vector.fma {{.*}} : vector<8xf32>
+func.func @odd(%a: memref<6x4xf32>, %b: memref<4x24xf32>, %c: memref<6x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x24xf32>) outs(%c : memref<6x24xf32>)
+  return
+}
+
+// -----
+
+// Left alone: integer operands, an N extent without a divisor >= 8, and
+// dynamic shapes.
+// CHECK-LABEL: func.func @untouched
+// CHECK-COUNT-3: linalg.matmul
+// CHECK-NOT: vector.
+func.func @untouched(%a: memref<8x4xi8>, %b: memref<4x32xi8>, %c: memref<8x32xi32>,
+                     %d: memref<8x4xf32>, %e: memref<4x12xf32>, %f: memref<8x12xf32>,
+                     %g: memref<?x?xf32>, %h: memref<?x?xf32>, %k: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xi8>, memref<4x32xi8>) outs(%c : memref<8x32xi32>)
+  linalg.matmul ins(%d, %e : memref<8x4xf32>, memref<4x12xf32>) outs(%f : memref<8x12xf32>)
+  linalg.matmul ins(%g, %h : memref<?x?xf32>, memref<?x?xf32>) outs(%k : memref<?x?xf32>)
+  return
+}
