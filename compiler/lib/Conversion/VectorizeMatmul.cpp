@@ -13,7 +13,9 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tessera {
@@ -100,6 +102,39 @@ struct VectorizeMatmulPass
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
+    }
+    // One contraction, read and write per accumulator row, so that every
+    // row becomes its own loop-carried 1-D vector (a register) once the
+    // transfers are hoisted, rather than one 2-D aggregate.
+    {
+      RewritePatternSet patterns(&getContext());
+      vector::UnrollVectorOptions unroll;
+      unroll.setNativeShapeFn(
+          [](Operation *op) -> std::optional<SmallVector<int64_t>> {
+            if (auto c = dyn_cast<vector::ContractionOp>(op)) {
+              SmallVector<int64_t> shape;
+              c.getIterationBounds(shape);
+              if (shape.size() != 3)
+                return std::nullopt;
+              return SmallVector<int64_t>{1, shape[1], 1};
+            }
+            if (isa<vector::TransferReadOp, vector::TransferWriteOp>(op)) {
+              auto v = cast<VectorTransferOpInterface>(op).getVectorType();
+              if (v.getRank() != 2)
+                return std::nullopt;
+              return SmallVector<int64_t>{1, v.getDimSize(1)};
+            }
+            return std::nullopt;
+          });
+      vector::populateVectorUnrollPatterns(patterns, unroll);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // The unrolled transfers of a row compute the same indices separately;
+    // hoisting matches reads and writes by SSA value.
+    {
+      DominanceInfo dom(func);
+      eliminateCommonSubExpressions(rewriter, dom, func);
     }
     linalg::hoistRedundantVectorTransfers(func);
     {

@@ -1,21 +1,23 @@
 // RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-vectorize-matmul))' | FileCheck %s
 // RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-vectorize-matmul{mr=4 nr=16}))' | FileCheck %s --check-prefix=SMALL
 
-// An 8x32 micro-tile: loops over M and N, the accumulator read once before
-// the K loop, carried in registers and written once after it; each K step is
-// one broadcast-FMA per accumulator row.
+// An 8x32 micro-tile: loops over M and N; the accumulator's eight rows are
+// read once before the K loop, carried in registers (one loop-carried vector
+// per row) and written once after it; each K step is one broadcast-FMA per
+// row.
 // CHECK-LABEL: func.func @f32
 // CHECK: scf.for %[[I:.*]] = %c0 to %c16 step %c8
-// CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %c64 step %c32
-// CHECK-NEXT: %[[ACC:.*]] = vector.transfer_read %arg2[%[[I]], %[[J]]]{{.*}} : memref<16x64xf32>, vector<8x32xf32>
-// CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %c0 to %c8 step %c1 iter_args(%[[A:.*]] = %[[ACC]]) -> (vector<8x32xf32>)
+// CHECK: scf.for %[[J:.*]] = %c0 to %c64 step %c32
+// CHECK-COUNT-8: vector.transfer_read %arg2[{{.*}}, %[[J]]]{{.*}} : memref<16x64xf32>, vector<1x32xf32>
+// CHECK-NEXT: %[[R:.*]]:8 = scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args({{.*}}) -> (vector<1x32xf32>, vector<1x32xf32>, vector<1x32xf32>, vector<1x32xf32>, vector<1x32xf32>, vector<1x32xf32>, vector<1x32xf32>, vector<1x32xf32>)
+// CHECK-NOT: vector.transfer_read %arg2
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK: scf.yield
-// CHECK: vector.transfer_write %[[R]], %arg2[%[[I]], %[[J]]]
+// CHECK-COUNT-8: vector.transfer_write %[[R]]#{{[0-7]}}, %arg2[{{.*}}, %[[J]]]
 // CHECK-NOT: linalg.matmul
 // SMALL-LABEL: func.func @f32
 // SMALL: scf.for %{{.*}} = %c0 to %c16 step %c4
-// SMALL-NEXT: scf.for %{{.*}} = %c0 to %c64 step %c16
+// SMALL: scf.for %{{.*}} = %c0 to %c64 step %c16
 // SMALL-COUNT-4: vector.fma {{.*}} : vector<16xf32>
 func.func @f32(%a: memref<16x8xf32>, %b: memref<8x64xf32>, %c: memref<16x64xf32>) {
   linalg.matmul ins(%a, %b : memref<16x8xf32>, memref<8x64xf32>) outs(%c : memref<16x64xf32>)
@@ -39,7 +41,7 @@ func.func @bf16(%a: memref<8x4xbf16>, %b: memref<4x32xbf16>, %c: memref<8x32xf32
 // columns of 8.
 // CHECK-LABEL: func.func @odd
 // CHECK: scf.for %{{.*}} = %c0 to %c6 step %c2
-// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c24 step %c8
+// CHECK: scf.for %{{.*}} = %c0 to %c24 step %c8
 // CHECK-COUNT-2: vector.fma {{.*}} : vector<8xf32>
 func.func @odd(%a: memref<6x4xf32>, %b: memref<4x24xf32>, %c: memref<6x24xf32>) {
   linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x24xf32>) outs(%c : memref<6x24xf32>)

@@ -30,12 +30,15 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 using namespace mlir;
 using namespace ::tessera;
@@ -51,6 +54,20 @@ void initialize() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    // Loop strength reduction takes ~40% of the machine-code generation
+    // time of the GEMM kernel (its unrolled micro-kernel and epilogue loops
+    // have many address uses) and made no measurable difference to the
+    // speed of the kernels here (see docs/architecture.md). This is an
+    // LLVM-wide option: an application that embeds the runtime and also
+    // generates code with LLVM keeps it by setting TESSERA_LLVM_LSR=1.
+    const char *lsr = std::getenv("TESSERA_LLVM_LSR");
+    if (!lsr || std::string(lsr) != "1") {
+      auto &opts = llvm::cl::getRegisteredOptions();
+      auto it = opts.find("disable-lsr");
+      if (it != opts.end())
+        if (auto *o = static_cast<llvm::cl::opt<bool> *>(it->second))
+          o->setValue(true);
+    }
   });
 }
 
@@ -289,6 +306,9 @@ cpu::JitKernel::create(ModuleOp module, const std::string &kernel) {
   ExecutionEngineOptions opts;
   opts.transformer = transformer;
   opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // No debugger/profiler registration of every JIT'd object by default.
+  opts.enableGDBNotificationListener = false;
+  opts.enablePerfNotificationListener = false;
   auto engine = ExecutionEngine::create(module, opts);
   if (!engine)
     return internalError("JIT compilation failed: %s",
