@@ -73,6 +73,27 @@ void DiagnosticEngine::note(SourceLoc loc, std::string message) {
   report(Severity::Note, loc, std::move(message));
 }
 
+namespace {
+/// Control characters other than tab and newline as \xNN: rendered
+/// diagnostics are text, and a raw NUL would cut them short wherever they
+/// are handled as C strings.
+std::string escapeControls(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\t' && c != '\n') {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+} // namespace
+
 std::string DiagnosticEngine::render(const Diagnostic &d) const {
   static const char *names[] = {"error", "warning", "note"};
   std::string out;
@@ -83,7 +104,7 @@ std::string DiagnosticEngine::render(const Diagnostic &d) const {
   }
   out += names[static_cast<int>(d.severity)];
   out += ": ";
-  out += d.message;
+  out += escapeControls(d.message);
   out += "\n";
   if (!d.loc.isValid())
     return out;
@@ -91,7 +112,10 @@ std::string DiagnosticEngine::render(const Diagnostic &d) const {
   if (line.empty() && d.loc.col > 1)
     return out;
   out += "    ";
-  out += line;
+  // The echoed line keeps one character per byte so that the caret stays
+  // aligned: control characters other than tab become spaces.
+  for (char c : line)
+    out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? ' ' : c;
   out += "\n    ";
   // Reproduce tabs so the caret lines up under the same column.
   uint32_t col = std::max<uint32_t>(d.loc.col, 1);
