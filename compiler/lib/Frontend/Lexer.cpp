@@ -200,8 +200,27 @@ private:
   uint32_t line_ = 1;
   size_t lineStart_ = 0;
   int bracketDepth_ = 0;
+  std::vector<Token> bracketOpen_; // the open brackets, innermost last
+  bool nextLineStartsDefinition() const;
   bool lineHasTokens_ = false;
 };
+
+bool Lexer::nextLineStartsDefinition() const {
+  size_t p = pos_ + 1;
+  if (p >= text_.size())
+    return false;
+  if (text_[p] == '@')
+    return true;
+  auto startsWord = [&](std::string_view w) {
+    if (text_.substr(p, w.size()) != w)
+      return false;
+    size_t e = p + w.size();
+    return e >= text_.size() ||
+           !(std::isalnum(static_cast<unsigned char>(text_[e])) ||
+             text_[e] == '_');
+  };
+  return startsWord("def") || startsWord("class");
+}
 
 /// At the start of a physical line outside brackets: measures indentation,
 /// skips blank/comment lines and emits INDENT/DEDENT. Returns false at EOF.
@@ -511,6 +530,21 @@ std::vector<Token> Lexer::run() {
       continue;
     }
     if (c == '\n') {
+      // An unclosed bracket would swallow the rest of the file into one
+      // logical line and every later error with it. A definition or
+      // decorator at column 1 cannot continue a bracketed expression (in
+      // practice), so the lexer closes the logical line there; the parser
+      // reports the missing bracket.
+      if (bracketDepth_ > 0 && nextLineStartsDefinition()) {
+        const Token &open = bracketOpen_.back();
+        diags_.error(open.loc, std::string(tokKindName(open.kind)) +
+                                   " was never closed");
+        Token err = open;
+        err.kind = TokKind::Error;
+        tokens_.push_back(err);
+        bracketDepth_ = 0;
+        bracketOpen_.clear();
+      }
       if (bracketDepth_ == 0) {
         if (lineHasTokens_)
           push(TokKind::Newline, pos_);
@@ -543,12 +577,16 @@ std::vector<Token> Lexer::run() {
         pos_ += len;
         push(op.kind, start);
         if (op.kind == TokKind::LParen || op.kind == TokKind::LBracket ||
-            op.kind == TokKind::LBrace)
+            op.kind == TokKind::LBrace) {
           ++bracketDepth_;
+          bracketOpen_.push_back(tokens_.back());
+        }
         else if ((op.kind == TokKind::RParen || op.kind == TokKind::RBracket ||
                   op.kind == TokKind::RBrace) &&
-                 bracketDepth_ > 0)
+                 bracketDepth_ > 0) {
           --bracketDepth_;
+          bracketOpen_.pop_back();
+        }
         matched = true;
         break;
       }
