@@ -6,6 +6,7 @@
 #include "tessera/Sema/MLIRGen.h"
 #include "tessera/Sema/Signature.h"
 #include "tessera/Target/CPU/Pipeline.h"
+#include "tessera/Target/GPU/Pipeline.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Diagnostics.h"
@@ -282,7 +283,8 @@ std::string printOp(mlir::Operation *op) {
 StatusOr<std::string> driver::emit(const SourceModule &module,
                                    const std::string &kernel,
                                    const Specialization &spec, EmitKind kind,
-                                   StageTimes *times) {
+                                   StageTimes *times,
+                                   const GpuEmitOptions &gpuOptions) {
   if (times)
     times->parse = module.parseMillis();
   if (kind == EmitKind::AST) {
@@ -297,6 +299,23 @@ StatusOr<std::string> driver::emit(const SourceModule &module,
                                                     &meta, times));
   if (kind == EmitKind::Tile)
     return printOp(*mod);
+  if (kind == EmitKind::GPU || kind == EmitKind::PTX) {
+    auto archOr = gpu::lookupArch(gpuOptions.arch);
+    if (!archOr.ok())
+      return archOr.status();
+    const gpu::GpuArch &arch = *archOr;
+    auto t0 = std::chrono::steady_clock::now();
+    TESSERA_RETURN_IF_ERROR(gpu::lowerToGPUDialect(*mod, arch));
+    if (times)
+      times->lowering = millisSince(t0);
+    if (kind == EmitKind::GPU)
+      return printOp(*mod);
+    t0 = std::chrono::steady_clock::now();
+    auto ptx = gpu::translateToPTX(*mod, arch);
+    if (times)
+      times->codegen = millisSince(t0);
+    return ptx;
+  }
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
   if (times)

@@ -50,6 +50,7 @@ int main(int argc, char **argv) {
                                                    all;
   bool timeStages = false, allUnit = false;
   std::string outputPath;
+  std::string arch = "sm_90a";
   app.add_option("file", file, "Source file (.tile)")->required();
   app.add_option("--kernel,-k", kernel,
                  "Kernel to compile (default: the only/first kernel)");
@@ -63,10 +64,13 @@ int main(int argc, char **argv) {
   app.add_flag("--contiguous", allUnit,
                "Assume every tensor parameter has unit innermost stride");
   app.add_option("--emit", emitText,
-                 "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj, "
-                 "none")
+                 "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj "
+                 "(host CPU), gpu, ptx (NVIDIA GPU), none")
       ->check(CLI::IsMember({"ast", "tile", "llvm-dialect", "llvm", "asm",
-                             "obj", "none"}));
+                             "obj", "gpu", "ptx", "none"}));
+  app.add_option("--arch", arch,
+                 "GPU architecture for --emit=gpu|ptx (sm_80, sm_86, sm_89, "
+                 "sm_90, sm_90a, sm_100a)");
   app.add_option("-o", outputPath, "Write the output to FILE (default stdout)");
   app.add_flag("--time-stages", timeStages,
                "Print per-stage compile times to stderr");
@@ -124,8 +128,14 @@ int main(int argc, char **argv) {
     kind = driver::EmitKind::Assembly;
   else if (emitText == "obj")
     kind = driver::EmitKind::Object;
+  else if (emitText == "gpu")
+    kind = driver::EmitKind::GPU;
+  else if (emitText == "ptx")
+    kind = driver::EmitKind::PTX;
   driver::StageTimes times;
-  auto out = driver::emit(**module, kernel, spec, kind, &times);
+  driver::GpuEmitOptions gpuOptions;
+  gpuOptions.arch = arch;
+  auto out = driver::emit(**module, kernel, spec, kind, &times, gpuOptions);
   if (!out.ok()) {
     std::fputs(out.status().message().c_str(), stderr);
     if (!out.status().message().empty() &&

@@ -95,4 +95,63 @@ def VectorizeMatmulPass : Pass<"tessera-vectorize-matmul", "::mlir::func::FuncOp
                            "::mlir::arith::ArithDialect"];
 }
 
+
+def CopyToLinalgPass : Pass<"tessera-copy-to-linalg"> {
+  let summary = "Rewrites memref.copy as linalg.copy";
+  let description = [{
+    `memref.copy` (left by bufferization for tensor slices) becomes
+    `linalg.copy`, which then lowers to plain loops (CPU: the LLVM
+    vectoriser handles them; GPU: a parallel loop spread over the threads)
+    instead of a call into the MLIR runner-utils library.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Maps bufferized tile programs onto GPU thread blocks";
+  let description = [{
+    Runs after bufferization and `convert-linalg-to-parallel-loops`. Each
+    `tile.kernel` function becomes a `gpu.func` kernel in its own
+    `gpu.module`, one program instance per thread block of
+    `tile.num_warps x 32` threads:
+
+    - `tile.program_id` / `tile.num_programs` become `gpu.block_id` /
+      `gpu.grid_dim`;
+    - every outermost `scf.parallel` (one per tile operation) is spread
+      over the block's threads (linear ids strided by the thread count,
+      consecutive threads on consecutive innermost elements, so global
+      accesses coalesce), followed by a `gpu.barrier`;
+    - other operations that write memory (scalar reductions, masked-store
+      loop nests, atomics) run on thread 0 only, followed by a barrier;
+      pure scalar code runs redundantly on every thread;
+    - tile buffers (`memref.alloc`) become workgroup (shared memory)
+      attributions of the kernel; their total size is checked against
+      `max-shared-bytes` and a kernel that does not fit is rejected with
+      the number of bytes it needs;
+    - constant globals the kernel reads are copied into its module.
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory available to one block (bytes)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+
+def ApproximateMathPass : Pass<"tessera-approximate-math"> {
+  let summary = "Replaces transcendental math ops with polynomial approximations";
+  let description = [{
+    Applies MLIR's polynomial approximations (`exp`, `exp2`, `log`, `log2`,
+    `tanh`, `erf`, `rsqrt`, ...) so that kernels need no math library: the
+    CPU JIT and the GPU code use the same f32 formulas, and no libdevice is
+    needed to produce PTX.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // TESSERA_CONVERSION_PASSES_TD

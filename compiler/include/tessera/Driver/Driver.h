@@ -71,14 +71,23 @@ enum class EmitKind {
   Lowered, ///< MLIR LLVM dialect just before translation.
   LLVMIR,  ///< LLVM IR after optimisation.
   Assembly, ///< Host assembly.
-  Object    ///< A relocatable host object file (ELF bytes).
+  Object,   ///< A relocatable host object file (ELF bytes).
+  GPU,      ///< gpu.module/gpu.func kernel (scf/memref level): the IR the
+            ///< `sim` device executes.
+  PTX       ///< PTX text from LLVM's NVPTX back end.
+};
+
+/// Options of the GPU stages of `emit`.
+struct GpuEmitOptions {
+  std::string arch = "sm_90a"; ///< see gpu::supportedArchList()
 };
 
 /// Compiles kernel `kernel` for `spec` and renders the requested stage.
 StatusOr<std::string> emit(const SourceModule &module,
                            const std::string &kernel,
                            const Specialization &spec, EmitKind kind,
-                           StageTimes *times = nullptr);
+                           StageTimes *times = nullptr,
+                           const GpuEmitOptions &gpu = {});
 
 /// A kernel compiled to native code for the host CPU.
 class CpuExecutable {

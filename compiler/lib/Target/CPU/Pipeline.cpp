@@ -9,7 +9,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
@@ -19,8 +18,8 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
@@ -93,34 +92,6 @@ Status addPipeline(PassManager &pm, const std::string &text) {
   return Status::ok();
 }
 
-struct MathApproximationPass
-    : PassWrapper<MathApproximationPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MathApproximationPass)
-  StringRef getArgument() const override { return "tessera-math-approx"; }
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
-  }
-};
-/// memref.copy (from bufferization) becomes linalg.copy, which lowers to
-/// plain loops the LLVM vectoriser handles, instead of a call into the MLIR
-/// runner-utils library.
-struct CopyToLinalgPass
-    : PassWrapper<CopyToLinalgPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
-  StringRef getArgument() const override { return "tessera-copy-to-linalg"; }
-  void runOnOperation() override {
-    SmallVector<memref::CopyOp> copies;
-    getOperation()->walk([&](memref::CopyOp op) { copies.push_back(op); });
-    for (memref::CopyOp op : copies) {
-      OpBuilder b(op);
-      linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
-      op.erase();
-    }
-  }
-};
 /// Turns small fixed-size heap allocations that are not inside a loop into
 /// stack allocations (upstream promote-buffers-to-stack would also promote
 /// allocations inside loops, whose allocas then grow the stack on every
@@ -190,8 +161,8 @@ void cpu::prepareContext(MLIRContext &ctx) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<mlir::tessera::tile::TileDialect>();
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
+  registerAllToLLVMIRTranslations(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadAllAvailableDialects();
 }
@@ -217,7 +188,7 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
           "func.func(buffer-hoisting,buffer-loop-hoisting),"
           "buffer-deallocation-pipeline,tessera-lower-tile-atomics"));
   pm.addPass(std::make_unique<PromoteSmallAllocsPass>());
-  pm.addPass(std::make_unique<CopyToLinalgPass>());
+  pm.addPass(mlir::tessera::createCopyToLinalgPass());
   {
     MicroTile t = hostMicroTile();
     mlir::tessera::VectorizeMatmulPassOptions o;
@@ -234,7 +205,7 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
           "func.func(arith-expand{include-bf16=true}),"
           "func.func(convert-vector-to-scf{full-unroll=true}),"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf"));
-  pm.addPass(std::make_unique<MathApproximationPass>());
+  pm.addPass(mlir::tessera::createApproximateMathPass());
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "convert-vector-to-llvm,convert-ub-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
           "finalize-memref-to-llvm,convert-arith-to-llvm,"

@@ -1,0 +1,48 @@
+//===- Pipeline.h - Tile IR to GPU kernels ----------------------*- C++ -*-===//
+//
+// Internal to the compiler: lowering of tile IR to gpu-dialect kernels and
+// to PTX through LLVM's NVPTX back end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_TARGET_GPU_PIPELINE_H
+#define TESSERA_TARGET_GPU_PIPELINE_H
+
+#include "tessera/Support/Status.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace tessera::gpu {
+
+/// An NVIDIA GPU architecture the compiler targets.
+struct GpuArch {
+  std::string name;       ///< "sm_90a"
+  std::string ptxFeature; ///< "+ptx80": the PTX ISA version to emit
+  int64_t maxSharedBytes; ///< opt-in shared memory per block
+};
+
+/// The architectures PTX can be generated for; `lookupArch` accepts these
+/// names ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a").
+StatusOr<GpuArch> lookupArch(const std::string &name);
+std::string supportedArchList();
+
+/// Lowers a tile module (after the tile passes) to one `gpu.module` per
+/// kernel holding a `gpu.func` on scf/memref/arith (the IR the `sim` device
+/// will execute). Fails with a clear message when the configuration needs
+/// more shared memory than `arch` has.
+Status lowerToGPUDialect(mlir::ModuleOp module, const GpuArch &arch);
+
+/// From the gpu-dialect module: NVVM, LLVM's NVPTX back end, PTX text of
+/// the kernel's module.
+StatusOr<std::string> translateToPTX(mlir::ModuleOp module,
+                                     const GpuArch &arch);
+
+/// Shared memory the kernel's tile buffers take (bytes), as recorded by
+/// `lowerToGPUDialect`; 0 when unknown.
+int64_t sharedBytes(mlir::ModuleOp module);
+
+} // namespace tessera::gpu
+
+#endif // TESSERA_TARGET_GPU_PIPELINE_H

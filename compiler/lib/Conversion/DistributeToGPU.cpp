@@ -1,0 +1,279 @@
+//===- DistributeToGPU.cpp - Tile programs onto GPU thread blocks ---------===//
+//
+// The first GPU mapping: a SIMT lowering in which every tile lives in shared
+// memory and every tile operation is a loop spread over the block's threads.
+// See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Conversion/Passes.h"
+
+#include "tessera/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tessera {
+#define GEN_PASS_DEF_DISTRIBUTETOGPUPASS
+#include "tessera/Conversion/Passes.h.inc"
+} // namespace mlir::tessera
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+namespace {
+
+/// Whether `op` (or anything nested in it) may write memory.
+bool writesMemory(Operation *op) {
+  bool writes = false;
+  op->walk([&](Operation *nested) {
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(nested)) {
+      if (effects.hasEffect<MemoryEffects::Write>() ||
+          effects.hasEffect<MemoryEffects::Allocate>() ||
+          effects.hasEffect<MemoryEffects::Free>())
+        writes = true;
+    } else if (!nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+               !isa<gpu::BarrierOp>(nested)) {
+      // Unknown effects: assume the worst.
+      writes = true;
+    }
+    return writes ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return writes;
+}
+
+bool containsParallel(Operation *op) {
+  return op
+      ->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+struct Mapper {
+  Value tid;      // gpu.thread_id x (index)
+  Value nthreads; // constant block size (index)
+
+  /// Rewrites an outermost scf.parallel as a loop over linear ids
+  /// tid, tid + nthreads, ... of its iteration space.
+  LogicalResult distribute(scf::ParallelOp par) {
+    if (!par.getInitVals().empty())
+      return par.emitOpError("with reductions is not supported on the GPU");
+    OpBuilder b(par);
+    Location l = par.getLoc();
+    Value one = arith::ConstantIndexOp::create(b, l, 1);
+    SmallVector<Value> counts;
+    Value total = one;
+    for (auto [lb, ub, step] : llvm::zip(par.getLowerBound(),
+                                         par.getUpperBound(), par.getStep())) {
+      Value span = arith::SubIOp::create(b, l, ub, lb);
+      Value n = arith::CeilDivSIOp::create(b, l, span, step);
+      n = arith::MaxSIOp::create(b, l, n,
+                                 arith::ConstantIndexOp::create(b, l, 0));
+      counts.push_back(n);
+      total = arith::MulIOp::create(b, l, total, n);
+    }
+    auto loop = scf::ForOp::create(b, l, tid, total, nthreads);
+    OpBuilder ib = OpBuilder::atBlockBegin(loop.getBody());
+    // Innermost dimension fastest: consecutive threads touch consecutive
+    // elements.
+    IRMapping map;
+    Value rest = loop.getInductionVar();
+    unsigned rank = counts.size();
+    SmallVector<Value> ivs(rank);
+    for (int d = rank - 1; d >= 0; --d) {
+      Value idx = d == 0 ? rest
+                         : arith::RemSIOp::create(ib, l, rest, counts[d])
+                               .getResult();
+      if (d > 0)
+        rest = arith::DivSIOp::create(ib, l, rest, counts[d]);
+      Value iv = arith::AddIOp::create(
+          ib, l, par.getLowerBound()[d],
+          arith::MulIOp::create(ib, l, idx, par.getStep()[d]));
+      map.map(par.getInductionVars()[d], iv);
+    }
+    for (Operation &op : par.getBody()->without_terminator())
+      ib.clone(op, map);
+    b.setInsertionPointAfter(loop);
+    gpu::BarrierOp::create(b, l);
+    par.erase();
+    return success();
+  }
+
+  /// Runs `op` on thread 0 only, then synchronises the block.
+  void singleThread(Operation *op) {
+    OpBuilder b(op);
+    Location l = op->getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, l, 0);
+    Value first =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, tid, zero);
+    auto ifOp = scf::IfOp::create(b, l, first, /*withElse=*/false);
+    op->moveBefore(ifOp.thenBlock()->getTerminator());
+    b.setInsertionPointAfter(ifOp);
+    gpu::BarrierOp::create(b, l);
+  }
+
+  /// Maps the operations of `block`, recursing into those that contain
+  /// parallel loops (their control flow is uniform across the block).
+  LogicalResult mapBlock(Block &block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto par = dyn_cast<scf::ParallelOp>(op)) {
+        if (failed(distribute(par)))
+          return failure();
+        continue;
+      }
+      if (containsParallel(op)) {
+        for (Region &r : op->getRegions())
+          for (Block &b : r)
+            if (failed(mapBlock(b)))
+              return failure();
+        continue;
+      }
+      if (isa<memref::AllocOp, memref::AllocaOp>(op) || !writesMemory(op))
+        continue;
+      // Results are needed by every thread: such an op runs redundantly
+      // (it may only write values every thread computes alike).
+      if (op->getNumResults() == 0)
+        singleThread(op);
+    }
+    return success();
+  }
+};
+
+struct DistributeToGPUPass
+    : mlir::tessera::impl::DistributeToGPUPassBase<DistributeToGPUPass> {
+  using DistributeToGPUPassBase::DistributeToGPUPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f->hasAttr("tile.kernel"))
+        kernels.push_back(f);
+    for (func::FuncOp f : kernels)
+      if (failed(convert(module, f)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convert(ModuleOp module, func::FuncOp f) {
+    MLIRContext *ctx = &getContext();
+    int64_t warps = 4;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
+      warps = a.getInt();
+    int64_t threads = warps * 32;
+    if (threads > 1024)
+      return f.emitError() << "num_warps=" << warps << " gives " << threads
+                           << " threads per block; the limit is 1024";
+
+    // The kernel's own module, with the constant globals it reads.
+    OpBuilder mb(module.getBodyRegion());
+    mb.setInsertionPointToEnd(module.getBody());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(mb, f.getLoc(), (f.getName() + "_module").str());
+    OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
+    llvm::SetVector<StringRef> globals;
+    f.walk([&](memref::GetGlobalOp g) { globals.insert(g.getName()); });
+    for (StringRef name : globals)
+      if (auto g = module.lookupSymbol<memref::GlobalOp>(name))
+        gb.clone(*g);
+
+    auto kernel = gpu::GPUFuncOp::create(gb, f.getLoc(), f.getName(),
+                                         f.getFunctionType());
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    UnitAttr::get(ctx));
+    kernel.setKnownBlockSizeAttr(
+        DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+    for (StringRef a : {"tile.num_warps", "tile.num_stages"})
+      if (Attribute v = f->getAttr(a))
+        kernel->setAttr(a, v);
+
+    // Move the body over (the new function's entry block is replaced).
+    Region &dst = kernel.getBody();
+    dst.getBlocks().clear();
+    dst.getBlocks().splice(dst.end(), f.getBody().getBlocks());
+    for (Block &b : dst)
+      if (auto ret = dyn_cast<func::ReturnOp>(b.getTerminator())) {
+        OpBuilder rb(ret);
+        gpu::ReturnOp::create(rb, ret.getLoc());
+        ret.erase();
+      }
+    f.erase();
+
+    Block &entry = kernel.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Location l = kernel.getLoc();
+    Mapper m;
+    m.tid = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
+    m.nthreads = arith::ConstantIndexOp::create(b, l, threads);
+
+    static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                          gpu::Dimension::z};
+    SmallVector<Operation *> ids;
+    kernel.walk([&](Operation *op) {
+      if (isa<ProgramIdOp, NumProgramsOp>(op))
+        ids.push_back(op);
+    });
+    for (Operation *op : ids) {
+      OpBuilder ob(op);
+      Value v;
+      if (auto p = dyn_cast<ProgramIdOp>(op))
+        v = gpu::BlockIdOp::create(ob, op->getLoc(), dims[p.getAxis()]);
+      else
+        v = gpu::GridDimOp::create(ob, op->getLoc(),
+                                   dims[cast<NumProgramsOp>(op).getAxis()]);
+      v = arith::IndexCastOp::create(ob, op->getLoc(),
+                                     op->getResult(0).getType(), v);
+      op->getResult(0).replaceAllUsesWith(v);
+      op->erase();
+    }
+
+    for (Block &blk : kernel.getBody())
+      if (failed(m.mapBlock(blk)))
+        return failure();
+
+    // Tile buffers become shared memory.
+    SmallVector<Operation *> allocs;
+    kernel.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::AllocaOp>(op))
+        allocs.push_back(op);
+    });
+    int64_t shared = 0;
+    auto wgSpace =
+        gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+    for (Operation *op : allocs) {
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return op->emitOpError("needs a static tile buffer on the GPU, got ")
+               << type;
+      int64_t bytes = type.getNumElements() *
+                      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      shared += (bytes + 15) / 16 * 16;
+      auto wgType = MemRefType::get(type.getShape(), type.getElementType(),
+                                    MemRefLayoutAttrInterface(), wgSpace);
+      BlockArgument buf = kernel.addWorkgroupAttribution(wgType, op->getLoc());
+      OpBuilder ab(op);
+      Value generic = memref::MemorySpaceCastOp::create(ab, op->getLoc(),
+                                                        type, buf);
+      op->getResult(0).replaceAllUsesWith(generic);
+      op->erase();
+    }
+    kernel->setAttr("tile.shared_bytes",
+                    IntegerAttr::get(IntegerType::get(ctx, 64), shared));
+    if (shared > maxSharedBytes)
+      return kernel.emitError()
+             << "this configuration needs " << shared
+             << " bytes of shared memory per block; the target allows "
+             << static_cast<int64_t>(maxSharedBytes);
+    // Deallocations of the former heap buffers go away with them.
+    SmallVector<memref::DeallocOp> deallocs;
+    kernel.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+    for (auto d : deallocs)
+      d.erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,128 @@
+//===- Pipeline.cpp - Tile IR to GPU kernels ------------------------------===//
+
+#include "tessera/Target/GPU/Pipeline.h"
+
+#include "tessera/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace ::tessera;
+using mlir::Attribute;
+using mlir::Diagnostic;
+using mlir::IntegerAttr;
+using mlir::ModuleOp;
+using mlir::PassManager;
+using mlir::ScopedDiagnosticHandler;
+
+namespace {
+
+const gpu::GpuArch kArchs[] = {
+    {"sm_80", "+ptx80", 166912},  {"sm_86", "+ptx80", 101376},
+    {"sm_89", "+ptx80", 101376},  {"sm_90", "+ptx80", 232448},
+    {"sm_90a", "+ptx80", 232448}, {"sm_100a", "+ptx86", 232448},
+};
+
+Status runPasses(PassManager &pm, ModuleOp module, const char *stage) {
+  std::string messages;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(messages);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return mlir::success();
+  });
+  if (mlir::failed(pm.run(module))) {
+    // A configuration that does not fit is a resource problem (the
+    // autotuner prunes on it), not bad input.
+    StatusCode code =
+        messages.find("bytes of shared memory per block") != std::string::npos
+            ? StatusCode::kResourceExhausted
+            : StatusCode::kInvalidArgument;
+    return Status(code, std::string(stage) + " failed:\n" + messages);
+  }
+  return Status::ok();
+}
+
+Status addPipeline(PassManager &pm, const std::string &text) {
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (mlir::failed(mlir::parsePassPipeline(text, pm, os)))
+    return internalError("bad pass pipeline '%s': %s", text.c_str(),
+                         err.c_str());
+  return Status::ok();
+}
+
+} // namespace
+
+StatusOr<gpu::GpuArch> gpu::lookupArch(const std::string &name) {
+  for (const GpuArch &a : kArchs)
+    if (a.name == name)
+      return a;
+  return Status(StatusCode::kInvalidArgument,
+                "unknown GPU architecture '" + name + "' (supported: " +
+                    supportedArchList() + ")");
+}
+
+std::string gpu::supportedArchList() {
+  std::string s;
+  for (const GpuArch &a : kArchs)
+    s += (s.empty() ? "" : ", ") + a.name;
+  return s;
+}
+
+Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
+  PassManager pm(module.getContext());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm,
+      "tessera-convert-tile-to-linalg,canonicalize,cse,"
+      "func.func(convert-elementwise-to-linalg),"
+      "func.func(linalg-fuse-elementwise-ops),"
+      "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
+      "allow-return-allocs-from-loops},"
+      "canonicalize,func.func(buffer-hoisting,buffer-loop-hoisting),"
+      "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
+      "func.func(convert-linalg-to-parallel-loops),canonicalize,cse,"
+      "tessera-distribute-to-gpu{max-shared-bytes=" +
+          std::to_string(arch.maxSharedBytes) +
+          "},symbol-dce,canonicalize,cse"));
+  return runPasses(pm, module, "GPU mapping");
+}
+
+int64_t gpu::sharedBytes(ModuleOp module) {
+  int64_t bytes = 0;
+  module.walk([&](mlir::gpu::GPUFuncOp f) {
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.shared_bytes"))
+      bytes += a.getInt();
+  });
+  return bytes;
+}
+
+StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
+                                          const GpuArch &arch) {
+  PassManager pm(module.getContext());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm,
+      "gpu.module(tessera-expand-float8-casts,"
+      "arith-emulate-unsupported-floats{source-types=bf16,f16 "
+      "target-type=f32},"
+      "arith-expand{include-bf16=true},tessera-approximate-math,"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
+      "reconcile-unrealized-casts,"
+      "nvvm-attach-target{chip=" +
+          arch.name + " features=" + arch.ptxFeature +
+          " O=3},gpu-module-to-binary{format=isa}"));
+  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "PTX generation"));
+  std::string ptx;
+  module.walk([&](mlir::gpu::BinaryOp bin) {
+    for (Attribute o : bin.getObjects())
+      if (auto obj = mlir::dyn_cast<mlir::gpu::ObjectAttr>(o))
+        ptx += obj.getObject().getValue().str();
+  });
+  if (ptx.empty())
+    return internalError("PTX generation produced no object");
+  return ptx;
+}

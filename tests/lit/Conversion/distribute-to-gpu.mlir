@@ -1,0 +1,65 @@
+// RUN: tessera-opt %s -split-input-file -tessera-distribute-to-gpu -verify-diagnostics | FileCheck %s
+
+// One program instance per block of num_warps x 32 threads: the tile buffer
+// becomes shared memory, the parallel loop a thread-strided loop followed by a
+// barrier, program ids block ids, and the scalar store runs on thread 0.
+// CHECK-LABEL: gpu.module @k_module
+// CHECK: memref.global "private" constant @cst
+// CHECK: gpu.func @k(%[[X:.*]]: memref<?xf32>, %[[Y:.*]]: memref<f32>) workgroup(%[[BUF:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
+// CHECK-SAME: tile.shared_bytes = 1024 : i64
+// CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK: %[[S:.*]] = memref.memory_space_cast %[[BUF]] : memref<256xf32, #gpu.address_space<workgroup>> to memref<256xf32>
+// CHECK: scf.for %[[I:.*]] = %[[TID]] to %{{.*}} step %[[C64]]
+// CHECK: memref.store %{{.*}}, %[[S]][%{{.*}}]
+// CHECK: gpu.barrier
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}}
+// CHECK-NEXT: scf.if %[[FIRST]]
+// CHECK-NEXT: memref.store
+// CHECK: gpu.barrier
+// CHECK: gpu.return
+// CHECK-NOT: func.func @k
+module {
+  memref.global "private" constant @cst : memref<256xf32> = dense<1.0>
+  func.func @k(%x: memref<?xf32>, %y: memref<f32>) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c256 = arith.constant 256 : index
+    %pid = tile.program_id 0 : i64
+    %g = memref.get_global @cst : memref<256xf32>
+    %buf = memref.alloc() : memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %v = memref.load %g[%i] : memref<256xf32>
+      memref.store %v, %buf[%i] : memref<256xf32>
+      scf.reduce
+    }
+    %f = arith.sitofp %pid : i64 to f32
+    memref.store %f, %y[] : memref<f32>
+    return
+  }
+}
+
+// -----
+
+// A configuration whose tiles do not fit in shared memory is rejected.
+module {
+  // expected-error @+1 {{this configuration needs 262144 bytes of shared memory per block; the target allows 232448}}
+  func.func @big(%x: memref<?xf32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+    %buf = memref.alloc() : memref<65536xf32>
+    %c0 = arith.constant 0 : index
+    %v = memref.load %buf[%c0] : memref<65536xf32>
+    memref.store %v, %x[%c0] : memref<?xf32>
+    return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{num_warps=64 gives 2048 threads per block; the limit is 1024}}
+  func.func @wide(%x: memref<?xf32>) attributes {tile.kernel, tile.num_warps = 64 : i32} {
+    return
+  }
+}
