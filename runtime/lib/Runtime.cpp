@@ -3,6 +3,7 @@
 #include "tessera/runtime/Runtime.h"
 
 #include "Core/ThreadPool.h"
+#include "Sim/FiberScheduler.h"
 #include "tessera/Driver/Driver.h"
 
 #include <algorithm>
@@ -125,6 +126,15 @@ struct Kernel::Impl {
 
   StatusOr<std::shared_ptr<driver::CpuExecutable>> variant(uint64_t unitMask,
                                                            uint64_t absentMask);
+  std::map<std::pair<uint64_t, uint64_t>,
+           std::shared_ptr<driver::SimExecutable>>
+      simVariants;
+  StatusOr<std::shared_ptr<driver::SimExecutable>>
+  simVariant(uint64_t unitMask, uint64_t absentMask);
+  /// Compile times of the first variant.
+  Status compileFirst(uint64_t unitMask);
+  struct Checked;
+  Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
     uint64_t unitMask = 0, absentMask = 0;
@@ -132,6 +142,130 @@ struct Kernel::Impl {
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
 };
+
+namespace {
+Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
+                           uint64_t unitMask, uint64_t absentMask) {
+  Specialization s = spec;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    if (info.params[i].kind != ParamKind::Tensor)
+      continue;
+    if (unitMask >> i & 1)
+      s.unitStrideTensors.push_back(info.params[i].name);
+    if (absentMask >> i & 1)
+      s.absentTensors.push_back(info.params[i].name);
+  }
+  return s;
+}
+} // namespace
+
+StatusOr<std::shared_ptr<driver::SimExecutable>>
+Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(unitMask, absentMask);
+  if (auto it = simVariants.find(key); it != simVariants.end())
+    return it->second;
+  Specialization s = variantSpec(spec, *info, unitMask, absentMask);
+  std::vector<std::pair<std::string, void *>> symbols = {
+      {"tessera_sim_barrier",
+       reinterpret_cast<void *>(&sim::tessera_sim_barrier)}};
+  TESSERA_ASSIGN_OR_RETURN(auto exe,
+                           driver::compileForSim(*module, name, s, symbols));
+  std::shared_ptr<driver::SimExecutable> shared(std::move(exe));
+  simVariants[key] = shared;
+  return shared;
+}
+
+Status Kernel::Impl::compileFirst(uint64_t unitMask) {
+  const driver::StageTimes *t = nullptr;
+  std::shared_ptr<driver::CpuExecutable> cpuExe;
+  std::shared_ptr<driver::SimExecutable> simExe;
+  if (device == DeviceKind::Sim) {
+    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0));
+    t = &simExe->times();
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(unitMask, 0));
+    t = &cpuExe->times();
+  }
+  times = {t->parse, t->sema, t->tilePasses, t->lowering, t->codegen};
+  return Status::ok();
+}
+
+Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
+                               const Checked &c) {
+  TESSERA_ASSIGN_OR_RETURN(auto exe, simVariant(c.unitMask, c.absentMask));
+  // Shared memory: one arena per block, laid out buffer after buffer.
+  std::vector<int64_t> offsets;
+  int64_t arenaBytes = 0;
+  for (const auto &b : exe->sharedBuffers()) {
+    int64_t n = b.elementBytes;
+    for (int64_t d : b.shape)
+      n *= d;
+    offsets.push_back(arenaBytes);
+    arenaBytes += (n + 63) / 64 * 64;
+  }
+  const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
+  std::mutex errMutex;
+  Status firstError = Status::ok();
+  bool failed = false;
+  auto runRange = [&](int64_t begin, int64_t end) {
+    std::vector<unsigned char> arena(size_t(std::max<int64_t>(arenaBytes, 1)));
+    std::vector<int64_t> blockSlots;
+    for (int64_t lin = begin; lin < end; ++lin) {
+      {
+        std::lock_guard<std::mutex> lock(errMutex);
+        if (failed)
+          return;
+      }
+      // Shared memory starts as garbage on a GPU: NaN/-1 bytes here, so a
+      // read before write shows up in the results.
+      std::memset(arena.data(), 0xff, arena.size());
+      blockSlots = slots;
+      const auto &bufs = exe->sharedBuffers();
+      for (size_t i = 0; i < bufs.size(); ++i) {
+        int64_t ptr;
+        unsigned char *p = arena.data() + offsets[i];
+        std::memcpy(&ptr, &p, sizeof(ptr));
+        blockSlots.push_back(ptr);
+        blockSlots.push_back(ptr);
+        blockSlots.push_back(0);
+        for (int64_t d : bufs[i].shape)
+          blockSlots.push_back(d);
+        int64_t stride = 1;
+        std::vector<int64_t> strides(bufs[i].shape.size());
+        for (size_t d = bufs[i].shape.size(); d-- > 0;) {
+          strides[d] = stride;
+          stride *= bufs[i].shape[d];
+        }
+        for (int64_t st : strides)
+          blockSlots.push_back(st);
+      }
+      sim::BlockLaunch launch;
+      launch.entry = exe->entry();
+      launch.slots = &blockSlots;
+      launch.blockSize = exe->blockSize();
+      launch.block[0] = lin % c.grid[0];
+      launch.block[1] = (lin / c.grid[0]) % c.grid[1];
+      launch.block[2] = lin / (c.grid[0] * c.grid[1]);
+      for (int d = 0; d < 3; ++d)
+        launch.grid[d] = c.grid[d];
+      launch.kernel = name;
+      Status s = sim::runBlock(launch);
+      if (!s.isOk()) {
+        std::lock_guard<std::mutex> lock(errMutex);
+        if (!failed) {
+          failed = true;
+          firstError = std::move(s);
+        }
+        return;
+      }
+    }
+  };
+  ThreadPool &pool = rt->pool;
+  int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 4));
+  pool.parallelFor(total, grain, runRange);
+  return firstError;
+}
 
 StatusOr<std::shared_ptr<driver::CpuExecutable>>
 Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
@@ -313,7 +447,6 @@ Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
   int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   if (total == 0)
     return Status::ok(); // An empty grid is a no-op.
-  TESSERA_ASSIGN_OR_RETURN(auto exe, impl_->variant(c.unitMask, c.absentMask));
 
   // Flatten: tensors as (allocated, aligned, offset, sizes..., strides...),
   // scalars as one slot each.
@@ -349,6 +482,9 @@ Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
     }
     slots.push_back(slot);
   }
+  if (impl_->device == DeviceKind::Sim)
+    return impl_->launchSim(slots, c);
+  TESSERA_ASSIGN_OR_RETURN(auto exe, impl_->variant(c.unitMask, c.absentMask));
   std::vector<void *> ptrs(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     ptrs[i] = &slots[i];
@@ -394,8 +530,7 @@ Status Runtime::deviceStatus(DeviceKind kind) const {
   case DeviceKind::Cpu:
     return Status::ok();
   case DeviceKind::Sim:
-    return unimplemented("the 'sim' device (GPU lowering on CPU fibers) is "
-                         "not implemented yet");
+    return Status::ok();
   case DeviceKind::Cuda: {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -481,9 +616,7 @@ Runtime::compile(const Program &program, const std::string &kernel,
       unitMask |= uint64_t(1) << i;
   auto kernelObj = std::make_shared<Kernel>(std::move(impl));
   Kernel::Impl &ki = *kernelObj->impl_;
-  TESSERA_ASSIGN_OR_RETURN(auto exe, ki.variant(unitMask, 0));
-  const driver::StageTimes &t = exe->times();
-  ki.times = {t.parse, t.sema, t.tilePasses, t.lowering, t.codegen};
+  TESSERA_RETURN_IF_ERROR(ki.compileFirst(unitMask));
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto [it, inserted] = impl_->kernels.emplace(key, kernelObj);
   ++impl_->stats.misses;

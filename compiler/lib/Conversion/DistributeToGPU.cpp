@@ -250,14 +250,38 @@ struct DistributeToGPUPass
                << type;
       int64_t bytes = type.getNumElements() *
                       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      shared += (bytes + 15) / 16 * 16;
       auto wgType = MemRefType::get(type.getShape(), type.getElementType(),
                                     MemRefLayoutAttrInterface(), wgSpace);
-      BlockArgument buf = kernel.addWorkgroupAttribution(wgType, op->getLoc());
+      Location l = op->getLoc();
+      auto newBuffer = [&](OpBuilder &ab) -> Value {
+        shared += (bytes + 15) / 16 * 16;
+        BlockArgument buf = kernel.addWorkgroupAttribution(wgType, l);
+        return memref::MemorySpaceCastOp::create(ab, l, type, buf);
+      };
       OpBuilder ab(op);
-      Value generic = memref::MemorySpaceCastOp::create(ab, op->getLoc(),
-                                                        type, buf);
-      op->getResult(0).replaceAllUsesWith(generic);
+      // A buffer allocated in a loop body and yielded as a loop-carried
+      // value: the next iteration reads the previous one's buffer while it
+      // writes the new one, so they must not be the same memory. Two
+      // buffers alternate (ping-pong): each iteration writes the one the
+      // loop-carried value does not point to.
+      BlockArgument carried;
+      if (auto loop = dyn_cast<scf::ForOp>(op->getParentOp()))
+        for (OpOperand &use : op->getResult(0).getUses())
+          if (use.getOwner() == loop.getBody()->getTerminator())
+            carried = loop.getRegionIterArgs()[use.getOperandNumber()];
+      Value replacement;
+      if (carried) {
+        Value x = newBuffer(ab), y = newBuffer(ab);
+        Value px =
+            memref::ExtractAlignedPointerAsIndexOp::create(ab, l, carried);
+        Value pxBuf = memref::ExtractAlignedPointerAsIndexOp::create(ab, l, x);
+        Value same =
+            arith::CmpIOp::create(ab, l, arith::CmpIPredicate::eq, px, pxBuf);
+        replacement = arith::SelectOp::create(ab, l, same, y, x);
+      } else {
+        replacement = newBuffer(ab);
+      }
+      op->getResult(0).replaceAllUsesWith(replacement);
       op->erase();
     }
     kernel->setAttr("tile.shared_bytes",

@@ -8,6 +8,8 @@
 #include "tessera/Target/CPU/Pipeline.h"
 #include "tessera/Target/GPU/Pipeline.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
@@ -372,4 +374,77 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
   TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitKernel::create(*mod, kernel));
   impl->times.codegen = millisSince(t0);
   return std::make_unique<CpuExecutable>(std::move(impl));
+}
+
+//===----------------------------------------------------------------------===//
+// sim
+//===----------------------------------------------------------------------===//
+
+struct SimExecutable::Impl {
+  std::unique_ptr<cpu::JitFunction> jit;
+  std::vector<AbiArg> abi;
+  std::vector<SharedBuffer> shared;
+  int64_t blockSize = 128;
+  StageTimes times;
+};
+
+SimExecutable::SimExecutable(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+SimExecutable::~SimExecutable() = default;
+void (*SimExecutable::entry() const)(void **) { return impl_->jit->entry(); }
+size_t SimExecutable::numArgSlots() const { return impl_->jit->numArgs(); }
+int64_t SimExecutable::blockSize() const { return impl_->blockSize; }
+const std::vector<SimExecutable::SharedBuffer> &
+SimExecutable::sharedBuffers() const {
+  return impl_->shared;
+}
+const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
+const StageTimes &SimExecutable::times() const { return impl_->times; }
+
+StatusOr<std::unique_ptr<SimExecutable>>
+driver::compileForSim(const SourceModule &module, const std::string &kernel,
+                      const Specialization &spec,
+                      const std::vector<std::pair<std::string, void *>> &symbols,
+                      const std::string &archName) {
+  auto archOr = gpu::lookupArch(archName);
+  if (!archOr.ok())
+    return archOr.status();
+  auto impl = std::make_unique<SimExecutable::Impl>();
+  impl->times.parse = module.parseMillis();
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  cpu::prepareContext(ctx);
+  sema::EmittedKernel meta;
+  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
+                                                    &meta, &impl->times));
+  impl->abi = meta.abi;
+  auto t0 = std::chrono::steady_clock::now();
+  TESSERA_RETURN_IF_ERROR(gpu::lowerToGPUDialect(*mod, *archOr));
+  // The block size and the shared buffers, read before the host lowering
+  // erases the gpu.func.
+  bool found = false;
+  mod->walk([&](mlir::gpu::GPUFuncOp f) {
+    if (f.getName() != kernel)
+      return;
+    found = true;
+    if (auto known = f.getKnownBlockSizeAttr())
+      impl->blockSize = known[0];
+    for (mlir::BlockArgument a : f.getWorkgroupAttributions()) {
+      auto t = mlir::cast<mlir::MemRefType>(a.getType());
+      SimExecutable::SharedBuffer b;
+      b.shape.assign(t.getShape().begin(), t.getShape().end());
+      b.elementBytes =
+          std::max<int>(1, int(t.getElementTypeBitWidth() / 8));
+      impl->shared.push_back(std::move(b));
+    }
+  });
+  if (!found)
+    return internalError("GPU lowering produced no kernel '%s'",
+                         kernel.c_str());
+  TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(*mod));
+  impl->times.lowering = millisSince(t0);
+  t0 = std::chrono::steady_clock::now();
+  TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitFunction::create(
+                                          *mod, kernel + "_sim", symbols));
+  impl->times.codegen = millisSince(t0);
+  return std::make_unique<SimExecutable>(std::move(impl));
 }

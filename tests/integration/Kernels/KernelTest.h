@@ -30,6 +30,15 @@ inline Runtime &runtime() {
   return *rt;
 }
 
+/// The device the kernel tests run on: TESSERA_DEVICE (cpu by default; ctest
+/// runs the binary once per device).
+inline DeviceKind testDevice() {
+  const char *d = std::getenv("TESSERA_DEVICE");
+  if (d && std::string(d) == "sim")
+    return DeviceKind::Sim;
+  return DeviceKind::Cpu;
+}
+
 inline std::string kernelsDir() {
   const char *src = std::getenv("TESSERA_SOURCE_DIR");
   return std::string(src ? src : ".") + "/kernels_dsl";
@@ -56,7 +65,7 @@ inline std::shared_ptr<Kernel> libraryKernel(const std::string &family,
   auto prog = libraryProgram(family);
   if (!prog)
     return nullptr;
-  auto k = runtime().compile(*prog, name, opts);
+  auto k = runtime().compile(*prog, name, opts, testDevice());
   if (!k.ok()) {
     ADD_FAILURE() << family << "." << name << ": " << k.status().toString();
     return nullptr;

@@ -159,9 +159,44 @@ TEST(RuntimeApi, DevicesReportCleanly) {
   EXPECT_FALSE(cuda.isOk());
   EXPECT_TRUE(cuda.code() == StatusCode::kUnavailable ||
               cuda.code() == StatusCode::kUnimplemented);
+  EXPECT_TRUE(rt().deviceStatus(DeviceKind::Sim).isOk());
+}
+
+TEST(RuntimeApi, SimRunsTheGpuLowering) {
   auto prog = rt().loadSource("d.tile", kSource);
   auto k = rt().compile(**prog, "scale", {}, DeviceKind::Sim);
-  EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  EXPECT_EQ((*k)->device(), DeviceKind::Sim);
+  // The same source and options on cpu is a different cache entry.
+  auto kc = rt().compile(**prog, "scale", {}, DeviceKind::Cpu);
+  ASSERT_TRUE(kc.ok());
+  EXPECT_NE(k->get(), kc->get());
+  std::vector<float> x(150), y(150, -1);
+  for (int i = 0; i < 150; ++i)
+    x[i] = float(i);
+  Status s = (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {150}),
+                           TensorView::contiguous(y.data(), DType::F32, {150}),
+                           Arg(3.0)});
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int i = 0; i < 150; ++i)
+    EXPECT_EQ(y[i], 3.0f * float(i)) << i;
+  // Launch checks are the same as on cpu.
+  s = (*k)->launch({TensorView::contiguous(x.data(), DType::F16, {150}),
+                    TensorView::contiguous(y.data(), DType::F32, {150}),
+                    Arg(3.0)});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+TEST(RuntimeApi, SimRejectsConfigsThatDoNotFitInSharedMemory) {
+  auto prog = rt().loadSource("d.tile", kSource);
+  // 65536 f32 elements per tile: 256 KiB of shared memory for the loaded
+  // block alone.
+  auto k = rt().compile(
+      **prog, "scale", {.constants = {{"BLOCK", ConstValue::integer(65536)}}},
+      DeviceKind::Sim);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(k.status().message(), HasSubstr("bytes of shared memory"));
 }
 
 } // namespace

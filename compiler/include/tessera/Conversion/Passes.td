@@ -154,4 +154,28 @@ def ApproximateMathPass : Pass<"tessera-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+
+def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
+  let summary = "Turns GPU kernels into host functions for the sim device";
+  let description = [{
+    Every `gpu.func` kernel of every `gpu.module` becomes a host function
+    `@<kernel>_sim` in the top-level module that runs ONE GPU thread:
+
+      @<kernel>_sim(kernel args..., shared buffers...,
+                    %tid, %bid_x, %bid_y, %bid_z, %grid_x, %grid_y, %grid_z,
+                    %ctx)
+
+    Workgroup attributions become ordinary memref arguments (the per-block
+    arena the simulator hands every thread of a block), `gpu.thread_id x` /
+    `gpu.block_id` / `gpu.grid_dim` become the trailing index arguments
+    (`y`/`z` thread ids are 0, `gpu.block_dim` the kernel's known block
+    size), and `gpu.barrier` a call to `@tessera_sim_barrier(%ctx)`, which
+    the simulator's fiber scheduler provides. The rest of the IR is the
+    exact code the PTX path compiles.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TESSERA_CONVERSION_PASSES_TD

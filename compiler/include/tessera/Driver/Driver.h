@@ -114,6 +114,45 @@ StatusOr<std::unique_ptr<CpuExecutable>>
 compileForCpu(const SourceModule &module, const std::string &kernel,
               const Specialization &spec);
 
+/// A kernel lowered for the NVIDIA GPU path and compiled to host code that
+/// runs ONE GPU thread per call (the `sim` device drives it with one fiber
+/// per thread). Call `entry()` with one pointer per argument slot:
+///   [kernel args, flattened as for CpuExecutable]
+///   [per shared buffer: allocated, aligned, offset, sizes..., strides...]
+///   [thread id, block id x/y/z, grid x/y/z]   (int64 each)
+///   [simulator context]                        (int64)
+/// Barriers call `tessera_sim_barrier(context)`, which the caller provides
+/// in `symbols` when compiling.
+class SimExecutable {
+public:
+  struct SharedBuffer {
+    std::vector<int64_t> shape;
+    int elementBytes = 4;
+  };
+  ~SimExecutable();
+  void (*entry() const)(void **);
+  size_t numArgSlots() const;
+  int64_t blockSize() const;
+  const std::vector<SharedBuffer> &sharedBuffers() const;
+  const std::vector<AbiArg> &abi() const;
+  const StageTimes &times() const;
+
+  struct Impl;
+  explicit SimExecutable(std::unique_ptr<Impl> impl);
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compiles kernel `kernel` through the GPU lowering (for `arch`'s shared
+/// memory limit) to per-thread host code; `symbols` resolves the
+/// simulator's runtime functions.
+StatusOr<std::unique_ptr<SimExecutable>>
+compileForSim(const SourceModule &module, const std::string &kernel,
+              const Specialization &spec,
+              const std::vector<std::pair<std::string, void *>> &symbols,
+              const std::string &arch = "sm_90a");
+
 } // namespace tessera::driver
 
 #endif // TESSERA_DRIVER_DRIVER_H

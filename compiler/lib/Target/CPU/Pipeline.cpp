@@ -325,6 +325,44 @@ cpu::JitKernel::create(ModuleOp module, const std::string &kernel) {
   return k;
 }
 
+cpu::JitFunction::~JitFunction() = default;
+
+StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
+    ModuleOp module, const std::string &function,
+    const std::vector<std::pair<std::string, void *>> &symbols) {
+  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(function);
+  if (!fn)
+    return internalError("lowered module has no '%s'", function.c_str());
+  std::unique_ptr<JitFunction> k(new JitFunction());
+  k->nargs = fn.getNumArguments();
+  TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      optimizingTransformer(tm.get());
+  ExecutionEngineOptions opts;
+  opts.transformer = transformer;
+  opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  opts.enableGDBNotificationListener = false;
+  opts.enablePerfNotificationListener = false;
+  auto engine = ExecutionEngine::create(module, opts);
+  if (!engine)
+    return internalError("JIT compilation failed: %s",
+                         llvm::toString(engine.takeError()).c_str());
+  k->engine = std::move(*engine);
+  k->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const auto &[name, addr] : symbols)
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                             llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  auto entry = k->engine->lookupPacked(function);
+  if (!entry)
+    return internalError("JIT lookup of '%s' failed: %s", function.c_str(),
+                         llvm::toString(entry.takeError()).c_str());
+  k->fn = *entry;
+  return k;
+}
+
 void cpu::JitKernel::run(void **args, int64_t begin, int64_t end,
                          const int64_t grid[3]) const {
   llvm::SmallVector<void *, 64> all(args, args + numSlots);

@@ -126,3 +126,20 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
     return internalError("PTX generation produced no object");
   return ptx;
 }
+
+Status gpu::lowerForSim(ModuleOp module) {
+  PassManager pm(module.getContext());
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm, "tessera-gpu-to-host,canonicalize,"
+          "func.func(tessera-expand-float8-casts),"
+          "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 "
+          "target-type=f32}),"
+          "func.func(arith-expand{include-bf16=true}),"
+          "tessera-approximate-math,"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-math-to-llvm,convert-math-to-libm,"
+          "finalize-memref-to-llvm,convert-arith-to-llvm,"
+          "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+          "reconcile-unrealized-casts,canonicalize"));
+  return runPasses(pm, module, "sim lowering");
+}

@@ -14,6 +14,9 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir {
 class ExecutionEngine;
@@ -52,6 +55,25 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*entry)(void **) = nullptr;
   size_t numSlots = 0;
+};
+
+/// A JIT-compiled module entered through one function's packed wrapper
+/// (`void(void **args)`, one pointer per flattened LLVM argument). External
+/// functions the module calls are resolved from `symbols`.
+class JitFunction {
+public:
+  static StatusOr<std::unique_ptr<JitFunction>>
+  create(mlir::ModuleOp module, const std::string &function,
+         const std::vector<std::pair<std::string, void *>> &symbols);
+  ~JitFunction();
+  void (*entry() const)(void **) { return fn; }
+  size_t numArgs() const { return nargs; }
+
+private:
+  JitFunction() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*fn)(void **) = nullptr;
+  size_t nargs = 0;
 };
 
 } // namespace tessera::cpu

@@ -39,6 +39,11 @@ Status lowerToGPUDialect(mlir::ModuleOp module, const GpuArch &arch);
 StatusOr<std::string> translateToPTX(mlir::ModuleOp module,
                                      const GpuArch &arch);
 
+/// From the gpu-dialect module: host code for the `sim` device, one
+/// `@<kernel>_sim` function per GPU thread (tessera-gpu-to-host), lowered to
+/// the LLVM dialect with the same float emulation and math as the GPU path.
+Status lowerForSim(mlir::ModuleOp module);
+
 /// Shared memory the kernel's tile buffers take (bytes), as recorded by
 /// `lowerToGPUDialect`; 0 when unknown.
 int64_t sharedBytes(mlir::ModuleOp module);

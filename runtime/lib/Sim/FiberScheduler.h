@@ -1,0 +1,46 @@
+//===- FiberScheduler.h - GPU threads as fibers for the sim device ---------===//
+//
+// Runs a thread block of a per-thread kernel entry (see
+// driver::SimExecutable) on the calling OS thread: one ucontext fiber per GPU
+// thread, switched at `gpu.barrier` (tessera_sim_barrier). A barrier that only
+// part of the block reaches is reported, never silently released.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_RUNTIME_SIM_FIBERSCHEDULER_H
+#define TESSERA_RUNTIME_SIM_FIBERSCHEDULER_H
+
+#include "tessera/Support/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::sim {
+
+/// The barrier entry point the JIT'd kernels call (registered as the
+/// symbol "tessera_sim_barrier").
+extern "C" void tessera_sim_barrier(int64_t context);
+
+/// What a block needs: the entry, its argument slots and the block shape.
+struct BlockLaunch {
+  void (*entry)(void **) = nullptr;
+  /// Kernel argument slots followed by the shared-buffer descriptors; the
+  /// scheduler appends thread id, block ids, grid and context per thread.
+  const std::vector<int64_t> *slots = nullptr;
+  int64_t blockSize = 0;
+  int64_t block[3] = {0, 0, 0};
+  int64_t grid[3] = {1, 1, 1};
+  std::string kernel; ///< for messages
+};
+
+/// Runs one block to completion on this OS thread. Fails (and abandons the
+/// block) when a barrier is reached by only part of the block.
+Status runBlock(const BlockLaunch &launch);
+
+/// Number of fiber switches made on this OS thread (for benchmarks).
+uint64_t fiberSwitches();
+
+} // namespace tessera::sim
+
+#endif // TESSERA_RUNTIME_SIM_FIBERSCHEDULER_H
