@@ -194,16 +194,7 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
                                const Checked &c) {
   TESSERA_ASSIGN_OR_RETURN(auto exe, simVariant(c.unitMask, c.absentMask));
-  // Shared memory: one arena per block, laid out buffer after buffer.
-  std::vector<int64_t> offsets;
-  int64_t arenaBytes = 0;
-  for (const auto &b : exe->sharedBuffers()) {
-    int64_t n = b.elementBytes;
-    for (int64_t d : b.shape)
-      n *= d;
-    offsets.push_back(arenaBytes);
-    arenaBytes += (n + 63) / 64 * 64;
-  }
+  const int64_t arenaBytes = exe->sharedBytes();
   const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   std::mutex errMutex;
   Status firstError = Status::ok();
@@ -221,24 +212,11 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
       // read before write shows up in the results.
       std::memset(arena.data(), 0xff, arena.size());
       blockSlots = slots;
-      const auto &bufs = exe->sharedBuffers();
-      for (size_t i = 0; i < bufs.size(); ++i) {
+      if (exe->usesSharedArena()) {
         int64_t ptr;
-        unsigned char *p = arena.data() + offsets[i];
+        unsigned char *p = arena.data();
         std::memcpy(&ptr, &p, sizeof(ptr));
-        blockSlots.push_back(ptr);
-        blockSlots.push_back(ptr);
-        blockSlots.push_back(0);
-        for (int64_t d : bufs[i].shape)
-          blockSlots.push_back(d);
-        int64_t stride = 1;
-        std::vector<int64_t> strides(bufs[i].shape.size());
-        for (size_t d = bufs[i].shape.size(); d-- > 0;) {
-          strides[d] = stride;
-          stride *= bufs[i].shape[d];
-        }
-        for (int64_t st : strides)
-          blockSlots.push_back(st);
+        blockSlots.insert(blockSlots.end(), {ptr, ptr, 0, arenaBytes, 1});
       }
       sim::BlockLaunch launch;
       launch.entry = exe->entry();

@@ -12,3 +12,10 @@ config.test_exec_root = os.path.join(config.tessera_obj_root, "tests", "lit")
 config.environment["PATH"] = os.pathsep.join(
     [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%kernels", os.path.join(config.tessera_src_root, "kernels_dsl")))
+
+# PTX -> cubin needs nvJitLink or ptxas from a CUDA toolkit (optional).
+import shutil as _shutil
+_cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+if _shutil.which("ptxas") or os.path.exists(os.path.join(_cuda, "bin", "ptxas")) \
+        or os.path.exists(os.path.join(_cuda, "lib64", "libnvJitLink.so")):
+    config.available_features.add("cuda-assembler")

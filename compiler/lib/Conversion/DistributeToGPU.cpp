@@ -234,7 +234,10 @@ struct DistributeToGPUPass
       if (failed(m.mapBlock(blk)))
         return failure();
 
-    // Tile buffers become shared memory.
+    // Tile buffers become views into the block's dynamic shared memory
+    // (static `.shared` arrays are capped at 48 KiB; the dynamic arena can
+    // use the architecture's opt-in maximum). The views are made once, at
+    // the kernel's entry.
     SmallVector<Operation *> allocs;
     kernel.walk([&](Operation *op) {
       if (isa<memref::AllocOp, memref::AllocaOp>(op))
@@ -243,6 +246,14 @@ struct DistributeToGPUPass
     int64_t shared = 0;
     auto wgSpace =
         gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+    OpBuilder eb = OpBuilder::atBlockBegin(&entry);
+    eb.setInsertionPointAfter(m.nthreads.getDefiningOp());
+    Value arena;
+    if (!allocs.empty())
+      arena = gpu::DynamicSharedMemoryOp::create(
+          eb, l,
+          MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8),
+                          MemRefLayoutAttrInterface(), wgSpace));
     for (Operation *op : allocs) {
       auto type = cast<MemRefType>(op->getResult(0).getType());
       if (!type.hasStaticShape() || !type.getLayout().isIdentity())
@@ -252,11 +263,13 @@ struct DistributeToGPUPass
                       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
       auto wgType = MemRefType::get(type.getShape(), type.getElementType(),
                                     MemRefLayoutAttrInterface(), wgSpace);
-      Location l = op->getLoc();
-      auto newBuffer = [&](OpBuilder &ab) -> Value {
+      Location ol = op->getLoc();
+      auto newBuffer = [&]() -> Value {
+        Value offset = arith::ConstantIndexOp::create(eb, ol, shared);
         shared += (bytes + 15) / 16 * 16;
-        BlockArgument buf = kernel.addWorkgroupAttribution(wgType, l);
-        return memref::MemorySpaceCastOp::create(ab, l, type, buf);
+        Value view = memref::ViewOp::create(eb, ol, wgType, arena, offset,
+                                            ValueRange{});
+        return memref::MemorySpaceCastOp::create(eb, ol, type, view);
       };
       OpBuilder ab(op);
       // A buffer allocated in a loop body and yielded as a loop-carried
@@ -271,15 +284,15 @@ struct DistributeToGPUPass
             carried = loop.getRegionIterArgs()[use.getOperandNumber()];
       Value replacement;
       if (carried) {
-        Value x = newBuffer(ab), y = newBuffer(ab);
+        Value x = newBuffer(), y = newBuffer();
         Value px =
-            memref::ExtractAlignedPointerAsIndexOp::create(ab, l, carried);
-        Value pxBuf = memref::ExtractAlignedPointerAsIndexOp::create(ab, l, x);
+            memref::ExtractAlignedPointerAsIndexOp::create(ab, ol, carried);
+        Value pxBuf = memref::ExtractAlignedPointerAsIndexOp::create(ab, ol, x);
         Value same =
-            arith::CmpIOp::create(ab, l, arith::CmpIPredicate::eq, px, pxBuf);
-        replacement = arith::SelectOp::create(ab, l, same, y, x);
+            arith::CmpIOp::create(ab, ol, arith::CmpIPredicate::eq, px, pxBuf);
+        replacement = arith::SelectOp::create(ab, ol, same, y, x);
       } else {
-        replacement = newBuffer(ab);
+        replacement = newBuffer();
       }
       op->getResult(0).replaceAllUsesWith(replacement);
       op->erase();

@@ -64,6 +64,13 @@ struct GPUToHostPass
     if (!k.getPrivateAttributions().empty())
       return k.emitOpError("private attributions are not supported by sim");
     types.append(shared.begin(), shared.end());
+    // The dynamic shared memory arena, if the kernel uses one.
+    SmallVector<gpu::DynamicSharedMemoryOp> arenas;
+    k.walk([&](gpu::DynamicSharedMemoryOp op) { arenas.push_back(op); });
+    auto arenaType =
+        MemRefType::get({ShapedType::kDynamic}, b.getIntegerType(8));
+    if (!arenas.empty())
+      types.push_back(arenaType);
     for (int i = 0; i < 7; ++i)
       types.push_back(index);
     types.push_back(b.getI64Type());
@@ -89,6 +96,34 @@ struct GPUToHostPass
     // the workgroup ones, then append the ids and the context.
     for (unsigned i = 0; i < nShared; ++i)
       entry.getArgument(nArgs + i).setType(shared[i]);
+    if (!arenas.empty()) {
+      BlockArgument arena = entry.addArgument(arenaType, k.getLoc());
+      for (gpu::DynamicSharedMemoryOp op : arenas) {
+        // Views of the arena lose the workgroup address space with it.
+        for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
+          auto view = dyn_cast<memref::ViewOp>(user);
+          if (!view)
+            return user->emitOpError(
+                "uses dynamic shared memory in a way sim does not support");
+          auto t = view.getType();
+          OpBuilder vb(view);
+          auto nv = memref::ViewOp::create(
+              vb, view.getLoc(),
+              MemRefType::get(t.getShape(), t.getElementType()), arena,
+              view.getByteShift(), view.getSizes());
+          for (OpOperand &use : llvm::make_early_inc_range(view->getUses())) {
+            auto cast = dyn_cast<memref::MemorySpaceCastOp>(use.getOwner());
+            if (!cast || cast.getType() != nv.getType())
+              return use.getOwner()->emitOpError(
+                  "uses a shared view in a way sim does not support");
+            cast.replaceAllUsesWith(nv.getResult());
+            cast.erase();
+          }
+          view.erase();
+        }
+        op.erase();
+      }
+    }
     SmallVector<BlockArgument> extra;
     for (int i = 0; i < 7; ++i)
       extra.push_back(entry.addArgument(index, k.getLoc()));

@@ -7,6 +7,7 @@
 #include "tessera/Sema/Signature.h"
 #include "tessera/Target/CPU/Pipeline.h"
 #include "tessera/Target/GPU/Pipeline.h"
+#include "tessera/Target/CUDA/Assembler.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -286,7 +287,8 @@ StatusOr<std::string> driver::emit(const SourceModule &module,
                                    const std::string &kernel,
                                    const Specialization &spec, EmitKind kind,
                                    StageTimes *times,
-                                   const GpuEmitOptions &gpuOptions) {
+                                   const GpuEmitOptions &gpuOptions,
+                                   GpuResources *resources) {
   if (times)
     times->parse = module.parseMillis();
   if (kind == EmitKind::AST) {
@@ -301,7 +303,8 @@ StatusOr<std::string> driver::emit(const SourceModule &module,
                                                     &meta, times));
   if (kind == EmitKind::Tile)
     return printOp(*mod);
-  if (kind == EmitKind::GPU || kind == EmitKind::PTX) {
+  if (kind == EmitKind::GPU || kind == EmitKind::PTX ||
+      kind == EmitKind::Cubin) {
     auto archOr = gpu::lookupArch(gpuOptions.arch);
     if (!archOr.ok())
       return archOr.status();
@@ -312,11 +315,37 @@ StatusOr<std::string> driver::emit(const SourceModule &module,
       times->lowering = millisSince(t0);
     if (kind == EmitKind::GPU)
       return printOp(*mod);
+    int64_t tileShared = gpu::sharedBytes(*mod);
+    int blockSize = 0;
+    mod->walk([&](mlir::gpu::GPUFuncOp f) {
+      if (auto known = f.getKnownBlockSizeAttr())
+        blockSize = known[0];
+    });
     t0 = std::chrono::steady_clock::now();
     auto ptx = gpu::translateToPTX(*mod, arch);
     if (times)
       times->codegen = millisSince(t0);
-    return ptx;
+    if (!ptx.ok() || kind == EmitKind::PTX)
+      return ptx;
+    t0 = std::chrono::steady_clock::now();
+    auto cubin = cuda::assemblePtx(*ptx, arch.name);
+    if (times)
+      times->assemble = millisSince(t0);
+    if (!cubin.ok())
+      return cubin.status();
+    if (resources) {
+      const cuda::ResourceUsage &u = cubin->usage;
+      resources->registers = u.registers;
+      resources->sharedBytes = u.sharedBytes;
+      resources->tileSharedBytes = tileShared;
+      resources->localBytes = u.localBytes;
+      resources->spillStores = u.spillStores;
+      resources->spillLoads = u.spillLoads;
+      resources->barriers = u.barriers;
+      resources->blockSize = blockSize;
+      resources->assembler = cuda::assemblerBackendName(cubin->backend);
+    }
+    return std::move(cubin->cubin);
   }
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
@@ -383,7 +412,8 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
 struct SimExecutable::Impl {
   std::unique_ptr<cpu::JitFunction> jit;
   std::vector<AbiArg> abi;
-  std::vector<SharedBuffer> shared;
+  bool usesArena = false;
+  int64_t sharedBytes = 0;
   int64_t blockSize = 128;
   StageTimes times;
 };
@@ -394,10 +424,8 @@ SimExecutable::~SimExecutable() = default;
 void (*SimExecutable::entry() const)(void **) { return impl_->jit->entry(); }
 size_t SimExecutable::numArgSlots() const { return impl_->jit->numArgs(); }
 int64_t SimExecutable::blockSize() const { return impl_->blockSize; }
-const std::vector<SimExecutable::SharedBuffer> &
-SimExecutable::sharedBuffers() const {
-  return impl_->shared;
-}
+bool SimExecutable::usesSharedArena() const { return impl_->usesArena; }
+int64_t SimExecutable::sharedBytes() const { return impl_->sharedBytes; }
 const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
 const StageTimes &SimExecutable::times() const { return impl_->times; }
 
@@ -422,23 +450,25 @@ driver::compileForSim(const SourceModule &module, const std::string &kernel,
   // The block size and the shared buffers, read before the host lowering
   // erases the gpu.func.
   bool found = false;
+  unsigned attributions = 0;
   mod->walk([&](mlir::gpu::GPUFuncOp f) {
     if (f.getName() != kernel)
       return;
     found = true;
     if (auto known = f.getKnownBlockSizeAttr())
       impl->blockSize = known[0];
-    for (mlir::BlockArgument a : f.getWorkgroupAttributions()) {
-      auto t = mlir::cast<mlir::MemRefType>(a.getType());
-      SimExecutable::SharedBuffer b;
-      b.shape.assign(t.getShape().begin(), t.getShape().end());
-      b.elementBytes =
-          std::max<int>(1, int(t.getElementTypeBitWidth() / 8));
-      impl->shared.push_back(std::move(b));
-    }
+    if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
+      impl->sharedBytes = a.getInt();
+    f.walk([&](mlir::gpu::DynamicSharedMemoryOp) { impl->usesArena = true; });
+    attributions = f.getNumWorkgroupAttributions();
   });
   if (!found)
     return internalError("GPU lowering produced no kernel '%s'",
+                         kernel.c_str());
+  if (attributions)
+    return internalError("sim: kernel '%s' has workgroup attributions; the "
+                         "GPU mapping is expected to use the dynamic "
+                         "shared-memory arena",
                          kernel.c_str());
   TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(*mod));
   impl->times.lowering = millisSince(t0);

@@ -51,6 +51,7 @@ int main(int argc, char **argv) {
   bool timeStages = false, allUnit = false;
   std::string outputPath;
   std::string arch = "sm_90a";
+  bool resourceUsage = false;
   app.add_option("file", file, "Source file (.tile)")->required();
   app.add_option("--kernel,-k", kernel,
                  "Kernel to compile (default: the only/first kernel)");
@@ -65,9 +66,12 @@ int main(int argc, char **argv) {
                "Assume every tensor parameter has unit innermost stride");
   app.add_option("--emit", emitText,
                  "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj "
-                 "(host CPU), gpu, ptx (NVIDIA GPU), none")
+                 "(host CPU), gpu, ptx, cubin (NVIDIA GPU), none")
       ->check(CLI::IsMember({"ast", "tile", "llvm-dialect", "llvm", "asm",
-                             "obj", "gpu", "ptx", "none"}));
+                             "obj", "gpu", "ptx", "cubin", "none"}));
+  app.add_flag("--resource-usage", resourceUsage,
+               "With --emit=cubin: print registers, shared/local memory, "
+               "spills and barriers to stderr");
   app.add_option("--arch", arch,
                  "GPU architecture for --emit=gpu|ptx (sm_80, sm_86, sm_89, "
                  "sm_90, sm_90a, sm_100a)");
@@ -132,10 +136,14 @@ int main(int argc, char **argv) {
     kind = driver::EmitKind::GPU;
   else if (emitText == "ptx")
     kind = driver::EmitKind::PTX;
+  else if (emitText == "cubin")
+    kind = driver::EmitKind::Cubin;
   driver::StageTimes times;
   driver::GpuEmitOptions gpuOptions;
   gpuOptions.arch = arch;
-  auto out = driver::emit(**module, kernel, spec, kind, &times, gpuOptions);
+  driver::GpuResources resources;
+  auto out = driver::emit(**module, kernel, spec, kind, &times, gpuOptions,
+                          &resources);
   if (!out.ok()) {
     std::fputs(out.status().message().c_str(), stderr);
     if (!out.status().message().empty() &&
@@ -156,12 +164,38 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (resourceUsage) {
+    if (kind != driver::EmitKind::Cubin) {
+      std::fprintf(stderr, "tessera-compile: warning: --resource-usage needs "
+                           "--emit=cubin; nothing to report\n");
+    } else {
+      std::fprintf(
+          stderr,
+          "resource usage (%s, %s): %d threads/block, %d registers/thread, "
+          "%lld bytes shared (tiles %lld), %lld bytes local, spill stores "
+          "%lld bytes, spill loads %lld bytes, %d barriers\n",
+          kernel.c_str(), arch.c_str(), resources.blockSize,
+          resources.registers, (long long)resources.sharedBytes,
+          (long long)resources.tileSharedBytes, (long long)resources.localBytes,
+          (long long)resources.spillStores, (long long)resources.spillLoads,
+          resources.barriers);
+    }
+  }
   if (timeStages) {
-    std::fprintf(stderr,
-                 "stage times (ms): parse %.3f  sema %.3f  tile-passes %.3f  "
-                 "lowering %.3f  llvm-codegen %.3f  total %.3f\n",
-                 times.parse, times.sema, times.tilePasses, times.lowering,
-                 times.codegen, times.total());
+    bool gpu = kind == driver::EmitKind::GPU || kind == driver::EmitKind::PTX ||
+               kind == driver::EmitKind::Cubin;
+    if (gpu)
+      std::fprintf(stderr,
+                   "stage times (ms): parse %.3f  sema %.3f  tile-passes %.3f  "
+                   "gpu-mapping %.3f  ptx %.3f  cubin %.3f  total %.3f\n",
+                   times.parse, times.sema, times.tilePasses, times.lowering,
+                   times.codegen, times.assemble, times.total());
+    else
+      std::fprintf(stderr,
+                   "stage times (ms): parse %.3f  sema %.3f  tile-passes %.3f  "
+                   "lowering %.3f  llvm-codegen %.3f  total %.3f\n",
+                   times.parse, times.sema, times.tilePasses, times.lowering,
+                   times.codegen, times.total());
   }
   return 0;
 }

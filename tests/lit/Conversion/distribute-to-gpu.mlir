@@ -1,17 +1,20 @@
 // RUN: tessera-opt %s -split-input-file -tessera-distribute-to-gpu -verify-diagnostics | FileCheck %s
 
 // One program instance per block of num_warps x 32 threads: the tile buffer
-// becomes shared memory, the parallel loop a thread-strided loop followed by a
-// barrier, program ids block ids, and the scalar store runs on thread 0.
+// becomes a view of the block's dynamic shared memory, the parallel loop a
+// thread-strided loop followed by a barrier, program ids block ids, and the
+// scalar store runs on thread 0.
 // CHECK-LABEL: gpu.module @k_module
 // CHECK: memref.global "private" constant @cst
-// CHECK: gpu.func @k(%[[X:.*]]: memref<?xf32>, %[[Y:.*]]: memref<f32>) workgroup(%[[BUF:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @k(%{{.*}}: memref<?xf32>, %{{.*}}: memref<f32>) kernel
 // CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
 // CHECK-SAME: tile.shared_bytes = 1024 : i64
-// CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
-// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[ARENA:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[VIEW:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[S:.*]] = memref.memory_space_cast %[[VIEW]] : memref<256xf32, #gpu.address_space<workgroup>> to memref<256xf32>
 // CHECK: %[[BID:.*]] = gpu.block_id x
-// CHECK: %[[S:.*]] = memref.memory_space_cast %[[BUF]] : memref<256xf32, #gpu.address_space<workgroup>> to memref<256xf32>
 // CHECK: scf.for %[[I:.*]] = %[[TID]] to %{{.*}} step %[[C64]]
 // CHECK: memref.store %{{.*}}, %[[S]][%{{.*}}]
 // CHECK: gpu.barrier

@@ -26,8 +26,12 @@ struct StageTimes {
   double sema = 0;       ///< Type checking and tile IR emission.
   double tilePasses = 0; ///< Tile-level canonicalisation and folding.
   double lowering = 0;   ///< Tile -> linalg -> loops -> LLVM dialect.
-  double codegen = 0;    ///< LLVM IR optimisation and machine code (JIT).
-  double total() const { return parse + sema + tilePasses + lowering + codegen; }
+  double codegen = 0;    ///< LLVM IR optimisation and machine code (JIT);
+                         ///< for the GPU: NVVM and LLVM's NVPTX back end.
+  double assemble = 0;   ///< GPU only: PTX -> cubin (nvJitLink or ptxas).
+  double total() const {
+    return parse + sema + tilePasses + lowering + codegen + assemble;
+  }
 };
 
 /// A parsed source file: its kernels' declarations and the syntax tree.
@@ -74,7 +78,22 @@ enum class EmitKind {
   Object,   ///< A relocatable host object file (ELF bytes).
   GPU,      ///< gpu.module/gpu.func kernel (scf/memref level): the IR the
             ///< `sim` device executes.
-  PTX       ///< PTX text from LLVM's NVPTX back end.
+  PTX,      ///< PTX text from LLVM's NVPTX back end.
+  Cubin     ///< The PTX assembled for the architecture (ELF bytes).
+};
+
+/// Registers, memory and spills of a GPU kernel as reported by the assembler
+/// (plain numbers; see tessera/Target/CUDA/ResourceUsage.h).
+struct GpuResources {
+  int registers = 0;
+  int64_t sharedBytes = 0;      ///< static shared memory per block
+  int64_t tileSharedBytes = 0;  ///< what the GPU mapping asked for
+  int64_t localBytes = 0;
+  int64_t spillStores = 0;
+  int64_t spillLoads = 0;
+  int barriers = 0;
+  int blockSize = 0;            ///< threads per block
+  std::string assembler;        ///< "nvJitLink" or "ptxas"
 };
 
 /// Options of the GPU stages of `emit`.
@@ -87,7 +106,8 @@ StatusOr<std::string> emit(const SourceModule &module,
                            const std::string &kernel,
                            const Specialization &spec, EmitKind kind,
                            StageTimes *times = nullptr,
-                           const GpuEmitOptions &gpu = {});
+                           const GpuEmitOptions &gpu = {},
+                           GpuResources *resources = nullptr);
 
 /// A kernel compiled to native code for the host CPU.
 class CpuExecutable {
@@ -118,22 +138,21 @@ compileForCpu(const SourceModule &module, const std::string &kernel,
 /// runs ONE GPU thread per call (the `sim` device drives it with one fiber
 /// per thread). Call `entry()` with one pointer per argument slot:
 ///   [kernel args, flattened as for CpuExecutable]
-///   [per shared buffer: allocated, aligned, offset, sizes..., strides...]
+///   [if usesSharedArena(): the block's shared-memory arena as a 1-D byte
+///    memref: allocated, aligned, offset 0, size, stride 1]
 ///   [thread id, block id x/y/z, grid x/y/z]   (int64 each)
 ///   [simulator context]                        (int64)
 /// Barriers call `tessera_sim_barrier(context)`, which the caller provides
 /// in `symbols` when compiling.
 class SimExecutable {
 public:
-  struct SharedBuffer {
-    std::vector<int64_t> shape;
-    int elementBytes = 4;
-  };
   ~SimExecutable();
   void (*entry() const)(void **);
   size_t numArgSlots() const;
   int64_t blockSize() const;
-  const std::vector<SharedBuffer> &sharedBuffers() const;
+  bool usesSharedArena() const;
+  /// Bytes of shared memory a block needs (the arena's size).
+  int64_t sharedBytes() const;
   const std::vector<AbiArg> &abi() const;
   const StageTimes &times() const;
 

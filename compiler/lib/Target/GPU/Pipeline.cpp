@@ -5,11 +5,15 @@
 #include "tessera/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 using namespace ::tessera;
 using mlir::Attribute;
@@ -111,11 +115,40 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
       "arith-expand{include-bf16=true},tessera-approximate-math,"
       "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
-      "reconcile-unrealized-casts,"
-      "nvvm-attach-target{chip=" +
-          arch.name + " features=" + arch.ptxFeature +
-          " O=3},gpu-module-to-binary{format=isa}"));
-  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "PTX generation"));
+      "reconcile-unrealized-casts"));
+  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "NVVM lowering"));
+  // The dynamic shared-memory arena must be an *external* zero-length
+  // array (`.extern .shared .b8 x[]` in PTX) so that it denotes the memory
+  // given at launch; the upstream lowering makes it internal, which PTX
+  // turns into a 1-byte static object.
+  module.walk([](mlir::LLVM::GlobalOp g) {
+    auto array = mlir::dyn_cast<mlir::LLVM::LLVMArrayType>(g.getGlobalType());
+    if (g.getAddrSpace() == 3 && array && array.getNumElements() == 0)
+      g.setLinkage(mlir::LLVM::Linkage::External);
+  });
+  PassManager pm2(module.getContext());
+  // convert-gpu-to-nvvm turns the math left after the approximations
+  // (fma, floor, ...) into libdevice calls: link libdevice from the CUDA
+  // toolkit so that the PTX is self-contained. Without a toolkit the PTX
+  // keeps external __nv_* calls (and could not be assembled here anyway).
+  std::string libdevice;
+  for (const char *root : {static_cast<const char *>(std::getenv("CUDA_HOME")),
+                           static_cast<const char *>(std::getenv("CUDA_PATH")),
+                           "/usr/local/cuda"}) {
+    if (!root)
+      continue;
+    std::string p = std::string(root) + "/nvvm/libdevice/libdevice.10.bc";
+    if (llvm::sys::fs::exists(p)) {
+      libdevice = p;
+      break;
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(addPipeline(
+      pm2, "nvvm-attach-target{chip=" + arch.name + " features=" +
+               arch.ptxFeature + " O=3" +
+               (libdevice.empty() ? "" : " l=" + libdevice) +
+               "},gpu-module-to-binary{format=isa}"));
+  TESSERA_RETURN_IF_ERROR(runPasses(pm2, module, "PTX generation"));
   std::string ptx;
   module.walk([&](mlir::gpu::BinaryOp bin) {
     for (Attribute o : bin.getObjects())
