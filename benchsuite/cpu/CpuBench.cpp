@@ -197,6 +197,77 @@ void BM_CacheHit(benchmark::State &state) {
 BENCHMARK(BM_CacheHit)->Unit(benchmark::kMicrosecond);
 
 //===----------------------------------------------------------------------===//
+// GPU path: compile latency (source -> PTX, PTX -> cubin) and sim speed
+//===----------------------------------------------------------------------===//
+
+struct GpuCompileCase {
+  std::string family, kernel;
+  std::map<std::string, ConstValue> constants;
+  std::string arch;
+};
+
+/// Source -> PTX and PTX -> cubin, cold (a fresh MLIR context each time;
+/// there is no PTX cache yet). The configurations are ones that fit the
+/// GPU mapping's shared memory on the architecture.
+void BM_GpuCompile(benchmark::State &state, GpuCompileCase c) {
+  std::string text = readFile(kernelsDir() + "/" + c.family + ".tile");
+  Specialization spec;
+  spec.constants = c.constants;
+  driver::GpuEmitOptions opts;
+  opts.arch = c.arch;
+  std::vector<double> toPtx, toCubin;
+  for (auto _ : state) {
+    auto m = driver::SourceModule::parse(c.family, text);
+    driver::StageTimes t;
+    auto out = driver::emit(**m, c.kernel, spec, driver::EmitKind::Cubin, &t,
+                            opts);
+    if (!out.ok()) {
+      state.SkipWithError(out.status().toString().c_str());
+      return;
+    }
+    toPtx.push_back(t.total() - t.assemble);
+    toCubin.push_back(t.assemble);
+  }
+  std::sort(toPtx.begin(), toPtx.end());
+  std::sort(toCubin.begin(), toCubin.end());
+  double ptx = toPtx[toPtx.size() / 2], cubin = toCubin[toCubin.size() / 2];
+  state.counters["source_to_ptx_ms"] = ptx;
+  state.counters["ptx_to_cubin_ms"] = cubin;
+  results()["gpu_ptx/" + c.family] = ptx / 1e3;
+  results()["gpu_cubin/" + c.family] = cubin / 1e3;
+}
+
+/// A 256^3 f32 GEMM on the sim device (64x64x32 blocks, 4 warps, 16
+/// blocks of 128 fibers): wall time of the whole launch.
+void BM_SimGemm256(benchmark::State &state) {
+  const int64_t n = 256;
+  CompileOptions opts;
+  opts.constants = {{"BLOCK_M", ConstValue::integer(64)},
+                    {"BLOCK_N", ConstValue::integer(64)},
+                    {"BLOCK_K", ConstValue::integer(32)}};
+  auto k = runtime().compile(*program("gemm"), "gemm", opts, DeviceKind::Sim);
+  if (!k.ok()) {
+    state.SkipWithError(k.status().toString().c_str());
+    return;
+  }
+  auto a = randomVector(n * n, 1), b = randomVector(n * n, 2);
+  std::vector<float> c(n * n);
+  std::vector<Arg> args{view(a, {n, n}), view(b, {n, n}), view(c, {n, n}),
+                        Arg(1.0), Arg(0.0)};
+  for (auto _ : state) {
+    Status s = (*k)->launch(args);
+    if (!s.isOk()) {
+      state.SkipWithError(s.toString().c_str());
+      return;
+    }
+  }
+  double sec = medianSeconds(3, [&] { (void)(*k)->launch(args); });
+  state.counters["launch_ms"] = sec * 1e3;
+  results()["sim/gemm256"] = sec;
+}
+BENCHMARK(BM_SimGemm256)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+//===----------------------------------------------------------------------===//
 // Throughput
 //===----------------------------------------------------------------------===//
 
@@ -366,6 +437,17 @@ void printSummary() {
               100 * get("softmax/loop") / get("softmax/tessera"));
   std::printf("%-44s %12.3f %%\n", "layernorm 4096x1024, tessera / C++ loop",
               100 * get("layernorm/loop") / get("layernorm/tessera"));
+  std::printf("\n== GPU path (no GPU here: compile latency and sim speed)\n");
+  row("source -> PTX, gemm 64x64x32 sm_90a (median)",
+      get("gpu_ptx/gemm") * 1e3, "ms", 200, true);
+  std::printf("%-44s %12.3f ms\n", "PTX -> cubin, gemm 64x64x32 sm_90a",
+              get("gpu_cubin/gemm") * 1e3);
+  std::printf("%-44s %12.3f ms\n", "source -> PTX, attention 64x32 d64",
+              get("gpu_ptx/attention") * 1e3);
+  std::printf("%-44s %12.3f ms\n", "PTX -> cubin, attention 64x32 d64",
+              get("gpu_cubin/attention") * 1e3);
+  std::printf("%-44s %12.3f ms\n", "sim: gemm 256^3 launch (64x64 blocks)",
+              get("sim/gemm256") * 1e3);
   std::printf("\nCold compile per kernel (ms, median):\n");
   for (auto &[k, v] : r)
     if (k.rfind("compile/", 0) == 0)
@@ -379,6 +461,21 @@ int main(int argc, char **argv) {
     benchmark::RegisterBenchmark(
         ("BM_ColdCompile/" + c.family + "/" + c.kernel).c_str(), BM_ColdCompile,
         c)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(7);
+  for (const GpuCompileCase &c :
+       {GpuCompileCase{"gemm", "gemm",
+                       {{"BLOCK_M", ConstValue::integer(64)},
+                        {"BLOCK_N", ConstValue::integer(64)},
+                        {"BLOCK_K", ConstValue::integer(32)}},
+                       "sm_90a"},
+        GpuCompileCase{"attention", "attention",
+                       {{"BLOCK_M", ConstValue::integer(64)},
+                        {"BLOCK_N", ConstValue::integer(32)},
+                        {"HEAD_DIM", ConstValue::integer(64)}},
+                       "sm_90a"}})
+    benchmark::RegisterBenchmark(("BM_GpuCompile/" + c.family).c_str(),
+                                 BM_GpuCompile, c)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(7);
   benchmark::Initialize(&argc, argv);
