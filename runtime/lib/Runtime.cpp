@@ -168,7 +168,10 @@ Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask) {
   Specialization s = variantSpec(spec, *info, unitMask, absentMask);
   std::vector<std::pair<std::string, void *>> symbols = {
       {"tessera_sim_barrier",
-       reinterpret_cast<void *>(&sim::tessera_sim_barrier)}};
+       reinterpret_cast<void *>(&sim::tessera_sim_barrier)},
+      {"tessera_sim_fault", reinterpret_cast<void *>(&sim::tessera_sim_fault)},
+      {"tessera_sim_access",
+       reinterpret_cast<void *>(&sim::tessera_sim_access)}};
   TESSERA_ASSIGN_OR_RETURN(auto exe,
                            driver::compileForSim(*module, name, s, symbols));
   std::shared_ptr<driver::SimExecutable> shared(std::move(exe));
@@ -228,6 +231,11 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
       for (int d = 0; d < 3; ++d)
         launch.grid[d] = c.grid[d];
       launch.kernel = name;
+      if (exe->usesSharedArena()) {
+        launch.arena = arena.data();
+        launch.arenaBytes = arenaBytes;
+      }
+      launch.sites = &exe->accessSites();
       Status s = sim::runBlock(launch);
       if (!s.isOk()) {
         std::lock_guard<std::mutex> lock(errMutex);

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 namespace mlir::tessera {
 #define GEN_PASS_DEF_GPUTOHOSTPASS
 #include "tessera/Conversion/Passes.h.inc"
@@ -21,8 +23,90 @@ namespace {
 
 constexpr const char *kBarrierFn = "tessera_sim_barrier";
 
+constexpr const char *kFaultFn = "tessera_sim_fault";
+constexpr const char *kAccessFn = "tessera_sim_access";
+
+func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
+  f.setPrivate();
+  return f;
+}
+
+std::string describe(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName() << " at " << op->getLoc();
+  return s;
+}
+
+/// Bounds check and access report around one memory access.
+LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
+                         ValueRange indices, int kind, Value simCtx,
+                         int64_t site) {
+  OpBuilder b(op);
+  Location l = op->getLoc();
+  Type i64 = b.getI64Type();
+  Type index = b.getIndexType();
+  auto type = cast<MemRefType>(memref.getType());
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value ok = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
+  for (auto [d, ix] : llvm::enumerate(indices)) {
+    Value dim = memref::DimOp::create(b, l, memref, d);
+    Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, ix, zero);
+    Value lt = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, ix, dim);
+    ok = arith::AndIOp::create(b, l, ok, arith::AndIOp::create(b, l, ge, lt));
+  }
+  Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
+  func::FuncOp fault = declare(module, kFaultFn,
+                               b.getFunctionType({i64, i64}, {}));
+  func::FuncOp access = declare(
+      module, kAccessFn, b.getFunctionType({i64, index, i64, i64, i64}, {}));
+  int64_t bytes =
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  auto ifOp = scf::IfOp::create(
+      b, l, ok,
+      [&](OpBuilder &tb, Location) {
+        // Byte address: aligned base + (offset + sum(i_d * stride_d)) * size.
+        auto meta = memref::ExtractStridedMetadataOp::create(tb, l, memref);
+        Value lin = meta.getOffset();
+        for (auto [d, ix] : llvm::enumerate(indices))
+          lin = arith::AddIOp::create(
+              tb, l, lin,
+              arith::MulIOp::create(tb, l, ix, meta.getStrides()[d]));
+        Value base =
+            memref::ExtractAlignedPointerAsIndexOp::create(tb, l, memref);
+        Value addr = arith::AddIOp::create(
+            tb, l, base,
+            arith::MulIOp::create(tb, l, lin,
+                                  arith::ConstantIndexOp::create(tb, l, bytes)));
+        func::CallOp::create(
+            tb, l, access,
+            ValueRange{simCtx, addr,
+                       arith::ConstantIntOp::create(tb, l, i64, bytes),
+                       arith::ConstantIntOp::create(tb, l, i64, kind), siteV});
+        Operation *moved = op->clone();
+        tb.insert(moved);
+        scf::YieldOp::create(tb, l, moved->getResults());
+      },
+      [&](OpBuilder &eb, Location) {
+        func::CallOp::create(eb, l, fault, ValueRange{simCtx, siteV});
+        SmallVector<Value> results;
+        for (Type t : op->getResultTypes())
+          results.push_back(arith::ConstantOp::create(
+              eb, l, cast<TypedAttr>(eb.getZeroAttr(t))));
+        scf::YieldOp::create(eb, l, results);
+      });
+  op->replaceAllUsesWith(ifOp.getResults());
+  op->erase();
+  return success();
+}
+
 struct GPUToHostPass
     : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
+  using GPUToHostPassBase::GPUToHostPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
@@ -181,6 +265,31 @@ struct GPUToHostPass
       c.erase();
     }
     k.erase();
+    if (!checks)
+      return success();
+    SmallVector<Operation *> accesses;
+    f.walk([&](Operation *op) {
+      if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
+        accesses.push_back(op);
+    });
+    SmallVector<Attribute> sites;
+    for (Operation *op : accesses) {
+      int64_t site = sites.size();
+      sites.push_back(b.getStringAttr(describe(op)));
+      LogicalResult r = success();
+      if (auto ld = dyn_cast<memref::LoadOp>(op))
+        r = instrument(module, op, ld.getMemRef(), ld.getIndices(), 0, simCtx,
+                       site);
+      else if (auto st = dyn_cast<memref::StoreOp>(op))
+        r = instrument(module, op, st.getMemRef(), st.getIndices(), 1, simCtx,
+                       site);
+      else if (auto at = dyn_cast<memref::AtomicRMWOp>(op))
+        r = instrument(module, op, at.getMemref(), at.getIndices(), 2, simCtx,
+                       site);
+      if (failed(r))
+        return failure();
+    }
+    f->setAttr("tile.sim_sites", b.getArrayAttr(sites));
     return success();
   }
 };

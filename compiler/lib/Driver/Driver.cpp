@@ -10,6 +10,7 @@
 #include "tessera/Target/CUDA/Assembler.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Parser/Parser.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Diagnostics.h"
@@ -414,6 +415,7 @@ struct SimExecutable::Impl {
   std::vector<AbiArg> abi;
   bool usesArena = false;
   int64_t sharedBytes = 0;
+  std::vector<std::string> sites;
   int64_t blockSize = 128;
   StageTimes times;
 };
@@ -426,8 +428,68 @@ size_t SimExecutable::numArgSlots() const { return impl_->jit->numArgs(); }
 int64_t SimExecutable::blockSize() const { return impl_->blockSize; }
 bool SimExecutable::usesSharedArena() const { return impl_->usesArena; }
 int64_t SimExecutable::sharedBytes() const { return impl_->sharedBytes; }
+const std::vector<std::string> &SimExecutable::accessSites() const {
+  return impl_->sites;
+}
 const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
 const StageTimes &SimExecutable::times() const { return impl_->times; }
+
+namespace {
+/// Reads what the simulator needs from the kernel's gpu.func, then lowers
+/// the module to host code and JIT-compiles it.
+StatusOr<std::unique_ptr<SimExecutable>>
+finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
+          const std::string &kernel,
+          const std::vector<std::pair<std::string, void *>> &symbols) {
+  bool found = false;
+  unsigned attributions = 0;
+  mod->walk([&](mlir::gpu::GPUFuncOp f) {
+    if (f.getName() != kernel)
+      return;
+    found = true;
+    if (auto known = f.getKnownBlockSizeAttr())
+      impl->blockSize = known[0];
+    if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
+      impl->sharedBytes = a.getInt();
+    f.walk([&](mlir::gpu::DynamicSharedMemoryOp) { impl->usesArena = true; });
+    attributions = f.getNumWorkgroupAttributions();
+  });
+  if (!found)
+    return internalError("no GPU kernel '%s' to simulate", kernel.c_str());
+  if (attributions)
+    return internalError("sim: kernel '%s' has workgroup attributions; the "
+                         "GPU mapping is expected to use the dynamic "
+                         "shared-memory arena",
+                         kernel.c_str());
+  auto t0 = std::chrono::steady_clock::now();
+  TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(mod, &impl->sites));
+  impl->times.lowering += millisSince(t0);
+  t0 = std::chrono::steady_clock::now();
+  TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitFunction::create(
+                                          mod, kernel + "_sim", symbols));
+  impl->times.codegen = millisSince(t0);
+  return std::make_unique<SimExecutable>(std::move(impl));
+}
+} // namespace
+
+StatusOr<std::unique_ptr<SimExecutable>> driver::compileGpuIRForSim(
+    const std::string &mlirText, const std::string &kernel,
+    const std::vector<std::pair<std::string, void *>> &symbols) {
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  cpu::prepareContext(ctx);
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(messages);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return mlir::success();
+  });
+  auto mod = mlir::parseSourceString<mlir::ModuleOp>(mlirText, &ctx);
+  if (!mod)
+    return invalidArgument("cannot parse the GPU module:\n%s",
+                           messages.c_str());
+  auto impl = std::make_unique<SimExecutable::Impl>();
+  return finishSim(std::move(impl), *mod, kernel, symbols);
+}
 
 StatusOr<std::unique_ptr<SimExecutable>>
 driver::compileForSim(const SourceModule &module, const std::string &kernel,
@@ -447,34 +509,6 @@ driver::compileForSim(const SourceModule &module, const std::string &kernel,
   impl->abi = meta.abi;
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(gpu::lowerToGPUDialect(*mod, *archOr));
-  // The block size and the shared buffers, read before the host lowering
-  // erases the gpu.func.
-  bool found = false;
-  unsigned attributions = 0;
-  mod->walk([&](mlir::gpu::GPUFuncOp f) {
-    if (f.getName() != kernel)
-      return;
-    found = true;
-    if (auto known = f.getKnownBlockSizeAttr())
-      impl->blockSize = known[0];
-    if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
-      impl->sharedBytes = a.getInt();
-    f.walk([&](mlir::gpu::DynamicSharedMemoryOp) { impl->usesArena = true; });
-    attributions = f.getNumWorkgroupAttributions();
-  });
-  if (!found)
-    return internalError("GPU lowering produced no kernel '%s'",
-                         kernel.c_str());
-  if (attributions)
-    return internalError("sim: kernel '%s' has workgroup attributions; the "
-                         "GPU mapping is expected to use the dynamic "
-                         "shared-memory arena",
-                         kernel.c_str());
-  TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(*mod));
   impl->times.lowering = millisSince(t0);
-  t0 = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitFunction::create(
-                                          *mod, kernel + "_sim", symbols));
-  impl->times.codegen = millisSince(t0);
-  return std::make_unique<SimExecutable>(std::move(impl));
+  return finishSim(std::move(impl), *mod, kernel, symbols);
 }

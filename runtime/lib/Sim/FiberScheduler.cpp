@@ -19,16 +19,48 @@ struct Scheduler;
 
 struct Fiber {
   ucontext_t ctx;
+  int64_t tid = 0;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
   std::vector<void *> args;
 };
 
+/// Shadow state of one byte of shared memory in the current epoch (bytes,
+/// not words: neighbouring f16/i8 elements belong to different threads).
+struct ShadowWord {
+  uint32_t epoch = 0;
+  int32_t writer = -1;
+  int32_t reader = -1;
+  bool manyReaders = false;
+};
+
 struct Scheduler {
   ucontext_t main;
   const BlockLaunch *launch = nullptr;
   uint64_t switches = 0;
+  uint32_t epoch = 1; ///< barrier generation, unique on this OS thread
+  std::vector<ShadowWord> *shadowPtr = nullptr;
+  bool failed = false;
+  Status error = Status::ok();
+
+  std::string where() const {
+    return "kernel '" + launch->kernel + "', block (" +
+           std::to_string(launch->block[0]) + ", " +
+           std::to_string(launch->block[1]) + ", " +
+           std::to_string(launch->block[2]) + ")";
+  }
+  std::string site(int64_t id) const {
+    if (launch->sites && id >= 0 && size_t(id) < launch->sites->size())
+      return (*launch->sites)[size_t(id)];
+    return "access #" + std::to_string(id);
+  }
+  void fail(StatusCode code, std::string message) {
+    if (failed)
+      return;
+    failed = true;
+    error = Status(code, std::move(message));
+  }
 };
 
 /// Stacks are reused across blocks on the same OS thread.
@@ -51,6 +83,10 @@ struct StackPool {
 };
 
 thread_local StackPool tlsStacks;
+/// Shadow memory and epoch counter, reused by every block on this OS thread
+/// (epochs never repeat, so stale entries need no clearing).
+thread_local std::vector<ShadowWord> tlsShadow;
+thread_local uint32_t tlsEpoch = 0;
 thread_local uint64_t tlsSwitches = 0;
 
 void fiberMain(unsigned hi, unsigned lo) {
@@ -69,17 +105,76 @@ extern "C" void tessera_sim_barrier(int64_t context) {
   swapcontext(&f->ctx, &f->sched->main);
 }
 
+extern "C" void tessera_sim_fault(int64_t context, int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Scheduler &s = *f->sched;
+  s.fail(StatusCode::kFailedPrecondition,
+         "sim: out-of-bounds access in " + s.where() + ", thread " +
+             std::to_string(f->tid) + ": " + s.site(site));
+}
+
+extern "C" void tessera_sim_access(int64_t context, int64_t address,
+                                   int64_t bytes, int64_t kind, int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Scheduler &s = *f->sched;
+  const BlockLaunch &l = *s.launch;
+  if (s.failed || kind == 2 || !l.arena)
+    return;
+  int64_t base = static_cast<int64_t>(reinterpret_cast<uintptr_t>(l.arena));
+  int64_t off = address - base;
+  if (off < 0 || off >= l.arenaBytes)
+    return; // global memory: blocks may share it; not checked here
+  const int32_t tid = static_cast<int32_t>(f->tid);
+  for (int64_t w = off; w < off + bytes; ++w) {
+    if (size_t(w) >= s.shadowPtr->size())
+      break;
+    ShadowWord &sh = (*s.shadowPtr)[size_t(w)];
+    if (sh.epoch != s.epoch)
+      sh = ShadowWord{s.epoch, -1, -1, false};
+    auto race = [&](const char *what, const char *otherDid, int32_t other) {
+      s.fail(StatusCode::kFailedPrecondition,
+             "sim: shared-memory race in " + s.where() + ": thread " +
+                 std::to_string(tid) + " " + what + " shared byte offset " +
+                 std::to_string(w) + " that thread " +
+                 (other >= 0 ? std::to_string(other) : std::string("(several)")) +
+                 " " + otherDid + " in the same barrier epoch (" +
+                 s.site(site) + ")");
+    };
+    if (kind == 1) {
+      if (sh.writer >= 0 && sh.writer != tid)
+        return race("writes", "wrote", sh.writer);
+      if (sh.manyReaders)
+        return race("writes", "read", -1);
+      if (sh.reader >= 0 && sh.reader != tid)
+        return race("writes", "read", sh.reader);
+      sh.writer = tid;
+    } else {
+      if (sh.writer >= 0 && sh.writer != tid)
+        return race("reads", "wrote", sh.writer);
+      if (sh.reader < 0)
+        sh.reader = tid;
+      else if (sh.reader != tid)
+        sh.manyReaders = true;
+    }
+  }
+}
+
 uint64_t fiberSwitches() { return tlsSwitches; }
 
 Status runBlock(const BlockLaunch &launch) {
   Scheduler sched;
   sched.launch = &launch;
+  if (launch.arena && tlsShadow.size() < size_t(launch.arenaBytes))
+    tlsShadow.resize(size_t(launch.arenaBytes));
+  sched.shadowPtr = &tlsShadow;
+  sched.epoch = ++tlsEpoch;
   const int64_t n = launch.blockSize;
   std::vector<std::unique_ptr<Fiber>> fibers;
   fibers.reserve(n);
   for (int64_t t = 0; t < n; ++t) {
     auto f = std::make_unique<Fiber>();
     f->sched = &sched;
+    f->tid = t;
     f->slots = *launch.slots;
     f->slots.push_back(t);
     for (int d = 0; d < 3; ++d)
@@ -123,7 +218,7 @@ Status runBlock(const BlockLaunch &launch) {
     tlsSwitches += sched.switches;
     sched.switches = 0;
     if (done == n)
-      return Status::ok();
+      return sched.failed ? sched.error : Status::ok();
     if (done > 0) {
       // Some threads left the kernel while others wait at a barrier: on a
       // GPU this deadlocks or is undefined. The waiting fibers are
@@ -145,7 +240,8 @@ Status runBlock(const BlockLaunch &launch) {
               std::to_string(firstWaiting) + ") while " +
               std::to_string(done) + " have returned");
     }
-    // Everyone is at the barrier: release the block.
+    // Everyone is at the barrier: release the block into a new epoch.
+    sched.epoch = ++tlsEpoch;
     for (auto &f : fibers)
       f->state = FiberState::Runnable;
   }

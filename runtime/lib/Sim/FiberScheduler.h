@@ -21,6 +21,13 @@ namespace tessera::sim {
 /// The barrier entry point the JIT'd kernels call (registered as the
 /// symbol "tessera_sim_barrier").
 extern "C" void tessera_sim_barrier(int64_t context);
+/// Reports an out-of-bounds access at `site` (the access was skipped).
+extern "C" void tessera_sim_fault(int64_t context, int64_t site);
+/// Every memory access: byte address, size, kind (0 read, 1 write,
+/// 2 atomic) and site. Accesses to the block's shared arena are checked
+/// for races within a barrier epoch.
+extern "C" void tessera_sim_access(int64_t context, int64_t address,
+                                   int64_t bytes, int64_t kind, int64_t site);
 
 /// What a block needs: the entry, its argument slots and the block shape.
 struct BlockLaunch {
@@ -32,10 +39,18 @@ struct BlockLaunch {
   int64_t block[3] = {0, 0, 0};
   int64_t grid[3] = {1, 1, 1};
   std::string kernel; ///< for messages
+  /// The shared-memory arena (for the race checker); may be empty.
+  const unsigned char *arena = nullptr;
+  int64_t arenaBytes = 0;
+  /// Descriptions of the instrumented access sites, by id.
+  const std::vector<std::string> *sites = nullptr;
 };
 
-/// Runs one block to completion on this OS thread. Fails (and abandons the
-/// block) when a barrier is reached by only part of the block.
+/// Runs one block to completion on this OS thread. Fails when a barrier is
+/// reached by only part of the block (the block is abandoned), and after
+/// the block when an access was out of bounds or two threads raced on a
+/// shared-memory word within one barrier epoch (the first problem found is
+/// reported: kernel, block, thread(s), the access site).
 Status runBlock(const BlockLaunch &launch);
 
 /// Number of fiber switches made on this OS thread (for benchmarks).

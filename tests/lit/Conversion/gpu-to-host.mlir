@@ -1,4 +1,5 @@
-// RUN: tessera-opt %s -tessera-gpu-to-host | FileCheck %s
+// RUN: tessera-opt %s -tessera-gpu-to-host=checks=false | FileCheck %s
+// RUN: tessera-opt %s -tessera-gpu-to-host | FileCheck %s --check-prefix=CHECKS
 
 // A GPU kernel becomes a host function running one GPU thread: workgroup
 // buffers and the thread/block/grid ids become trailing arguments, barriers
@@ -35,3 +36,19 @@ module {
     }
   }
 }
+
+// With checks (the default) every access is bounds-checked and reported to
+// the race checker with its site; an out-of-bounds one calls the fault hook
+// instead.
+// CHECKS-LABEL: func.func @k_sim(
+// CHECKS-SAME: tile.sim_sites = ["memref.load at {{.*}}", "memref.store at {{.*}}", "memref.load at {{.*}}", "memref.store at {{.*}}"]
+// CHECKS: %[[DIM:.*]] = memref.dim
+// CHECKS: arith.cmpi slt
+// CHECKS: scf.if
+// CHECKS: memref.extract_strided_metadata
+// CHECKS: call @tessera_sim_access(%{{.*}}, %{{.*}}, %c4_i64, %{{.*}}, %[[SITE:.*]]) : (i64, index, i64, i64, i64) -> ()
+// CHECKS-NEXT: memref.load
+// CHECKS: } else {
+// CHECKS-NEXT: call @tessera_sim_fault(%{{.*}}, %[[SITE]])
+// CHECKS: func.func private @tessera_sim_fault(i64, i64)
+// CHECKS: func.func private @tessera_sim_access(i64, index, i64, i64, i64)

@@ -172,10 +172,27 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
     size), and `gpu.barrier` a call to `@tessera_sim_barrier(%ctx)`, which
     the simulator's fiber scheduler provides. The rest of the IR is the
     exact code the PTX path compiles.
+
+    With `checks` (the default), every `memref.load`/`store`/`atomic_rmw`
+    is instrumented for the simulator's checkers:
+    - its indices are checked against the memref's extents; an access out
+      of bounds is skipped (a load yields 0) and reported through
+      `@tessera_sim_fault(%ctx, %site)`;
+    - its byte address, size and kind go to
+      `@tessera_sim_access(%ctx, %addr, %bytes, %kind, %site)` (kind 0 read,
+      1 write, 2 atomic), where the simulator detects shared-memory races
+      within a barrier epoch.
+    `%site` indexes the function's `tile.sim_sites` array of strings (op
+    name and source location) that the reports quote.
   }];
+  let options = [
+    Option<"checks", "checks", "bool", "true",
+           "Instrument memory accesses for the sim checkers">
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // TESSERA_CONVERSION_PASSES_TD

@@ -142,8 +142,9 @@ compileForCpu(const SourceModule &module, const std::string &kernel,
 ///    memref: allocated, aligned, offset 0, size, stride 1]
 ///   [thread id, block id x/y/z, grid x/y/z]   (int64 each)
 ///   [simulator context]                        (int64)
-/// Barriers call `tessera_sim_barrier(context)`, which the caller provides
-/// in `symbols` when compiling.
+/// Barriers call `tessera_sim_barrier(context)`, and every memory access
+/// `tessera_sim_access` (and `tessera_sim_fault` when out of bounds), which
+/// the caller provides in `symbols` when compiling.
 class SimExecutable {
 public:
   ~SimExecutable();
@@ -153,6 +154,9 @@ public:
   bool usesSharedArena() const;
   /// Bytes of shared memory a block needs (the arena's size).
   int64_t sharedBytes() const;
+  /// What each instrumented memory access is (op and source location), by
+  /// the site id passed to tessera_sim_fault / tessera_sim_access.
+  const std::vector<std::string> &accessSites() const;
   const std::vector<AbiArg> &abi() const;
   const StageTimes &times() const;
 
@@ -171,6 +175,13 @@ compileForSim(const SourceModule &module, const std::string &kernel,
               const Specialization &spec,
               const std::vector<std::pair<std::string, void *>> &symbols,
               const std::string &arch = "sm_90a");
+
+/// Compiles a gpu-dialect module given as MLIR text (one `gpu.module` with
+/// the kernel `kernel`, as `lowerToGPUDialect` produces) for `sim`. For
+/// tests of the simulator and its checkers with hand-written GPU kernels.
+StatusOr<std::unique_ptr<SimExecutable>>
+compileGpuIRForSim(const std::string &mlirText, const std::string &kernel,
+                   const std::vector<std::pair<std::string, void *>> &symbols);
 
 } // namespace tessera::driver
 

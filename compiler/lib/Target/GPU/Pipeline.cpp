@@ -4,6 +4,7 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -160,10 +161,22 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
   return ptx;
 }
 
-Status gpu::lowerForSim(ModuleOp module) {
+Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
+  {
+    PassManager pm(module.getContext());
+    TESSERA_RETURN_IF_ERROR(addPipeline(pm, "tessera-gpu-to-host"));
+    TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "sim lowering"));
+  }
+  if (sites)
+    module.walk([&](mlir::func::FuncOp f) {
+      if (auto a = f->getAttrOfType<mlir::ArrayAttr>("tile.sim_sites"))
+        for (Attribute s : a)
+          sites->push_back(
+              mlir::cast<mlir::StringAttr>(s).getValue().str());
+    });
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "tessera-gpu-to-host,canonicalize,"
+      pm, "canonicalize,"
           "func.func(tessera-expand-float8-casts),"
           "func.func(arith-emulate-unsupported-floats{source-types=bf16,f16 "
           "target-type=f32}),"

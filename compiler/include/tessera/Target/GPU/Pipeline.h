@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
+#include <vector>
 
 namespace tessera::gpu {
 
@@ -42,7 +43,9 @@ StatusOr<std::string> translateToPTX(mlir::ModuleOp module,
 /// From the gpu-dialect module: host code for the `sim` device, one
 /// `@<kernel>_sim` function per GPU thread (tessera-gpu-to-host), lowered to
 /// the LLVM dialect with the same float emulation and math as the GPU path.
-Status lowerForSim(mlir::ModuleOp module);
+/// `sites` receives the descriptions of the instrumented memory accesses
+/// (indexed by the site ids the checker calls pass).
+Status lowerForSim(mlir::ModuleOp module, std::vector<std::string> *sites);
 
 /// Shared memory the kernel's tile buffers take (bytes), as recorded by
 /// `lowerToGPUDialect`; 0 when unknown.
