@@ -240,7 +240,8 @@ struct DistributeToGPUPass
     // the kernel's entry.
     SmallVector<Operation *> allocs;
     kernel.walk([&](Operation *op) {
-      if (isa<memref::AllocOp, memref::AllocaOp>(op))
+      if (isa<memref::AllocOp, memref::AllocaOp>(op) &&
+          !cast<MemRefType>(op->getResult(0).getType()).getMemorySpace())
         allocs.push_back(op);
     });
     int64_t shared = 0;
@@ -304,6 +305,22 @@ struct DistributeToGPUPass
              << "this configuration needs " << shared
              << " bytes of shared memory per block; the target allows "
              << static_cast<int64_t>(maxSharedBytes);
+    // MLIR 22 lowers a workgroup-space memref.alloca inside a gpu.func to
+    // thread-local memory without a word: every thread would get its own
+    // "shared" buffer. Refuse it.
+    WalkResult bad = kernel.walk([&](memref::AllocaOp a) {
+      if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+              a.getType().getMemorySpace()))
+        if (space.getValue() == gpu::GPUDialect::getWorkgroupAddressSpace()) {
+          a.emitOpError("allocates workgroup memory on the stack; it would "
+                        "silently become thread-local memory (use the "
+                        "kernel's shared-memory arena)");
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (bad.wasInterrupted())
+      return failure();
     // Deallocations of the former heap buffers go away with them.
     SmallVector<memref::DeallocOp> deallocs;
     kernel.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });

@@ -66,3 +66,14 @@ module {
     return
   }
 }
+
+// -----
+
+// A workgroup-space alloca would silently become thread-local memory.
+module {
+  func.func @stack(%x: memref<?xf32>) attributes {tile.kernel, tile.num_warps = 1 : i32} {
+    // expected-error @+1 {{allocates workgroup memory on the stack; it would silently become thread-local memory}}
+    %b = memref.alloca() : memref<32xf32, #gpu.address_space<workgroup>>
+    return
+  }
+}
