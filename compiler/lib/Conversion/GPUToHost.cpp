@@ -130,7 +130,7 @@ struct GPUToHostPass
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto f = func::FuncOp::create(
         b, module.getLoc(), kBarrierFn,
-        b.getFunctionType({b.getI64Type()}, {}));
+        b.getFunctionType({b.getI64Type(), b.getI64Type()}, {}));
     f.setPrivate();
     return f;
   }
@@ -217,6 +217,8 @@ struct GPUToHostPass
     Value grid[3] = {extra[4], extra[5], extra[6]};
 
     func::FuncOp barrier = barrierDecl(module);
+    // Site table shared by barriers and (with checks) memory accesses.
+    SmallVector<Attribute> sites;
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {
       OpBuilder ob(op);
@@ -240,7 +242,10 @@ struct GPUToHostPass
             arith::ConstantIndexOp::create(ob, l, n).getResult());
         toErase.push_back(op);
       } else if (isa<gpu::BarrierOp>(op)) {
-        func::CallOp::create(ob, l, barrier, ValueRange{simCtx});
+        Value site = arith::ConstantIntOp::create(ob, l, ob.getI64Type(),
+                                                  int64_t(sites.size()));
+        sites.push_back(ob.getStringAttr(describe(op)));
+        func::CallOp::create(ob, l, barrier, ValueRange{simCtx, site});
         toErase.push_back(op);
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);
@@ -265,14 +270,15 @@ struct GPUToHostPass
       c.erase();
     }
     k.erase();
-    if (!checks)
+    if (!checks) {
+      f->setAttr("tile.sim_sites", b.getArrayAttr(sites));
       return success();
+    }
     SmallVector<Operation *> accesses;
     f.walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
         accesses.push_back(op);
     });
-    SmallVector<Attribute> sites;
     for (Operation *op : accesses) {
       int64_t site = sites.size();
       sites.push_back(b.getStringAttr(describe(op)));

@@ -20,6 +20,7 @@ struct Scheduler;
 struct Fiber {
   ucontext_t ctx;
   int64_t tid = 0;
+  int64_t barrierSite = -1;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -98,9 +99,10 @@ void fiberMain(unsigned hi, unsigned lo) {
 
 } // namespace
 
-extern "C" void tessera_sim_barrier(int64_t context) {
+extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
   f->state = FiberState::AtBarrier;
+  f->barrierSite = site;
   ++f->sched->switches;
   swapcontext(&f->ctx, &f->sched->main);
 }
@@ -240,6 +242,19 @@ Status runBlock(const BlockLaunch &launch) {
               std::to_string(firstWaiting) + ") while " +
               std::to_string(done) + " have returned");
     }
+    // Everyone waits at a barrier: it must be the same one (a barrier in
+    // divergent code is undefined behaviour on a GPU).
+    for (int64_t t = 1; t < n; ++t)
+      if (fibers[t]->barrierSite != fibers[0]->barrierSite)
+        return Status(
+            StatusCode::kFailedPrecondition,
+            "sim: barrier divergence in " + sched.where() +
+                ": threads wait at different barriers (thread 0 at " +
+                sched.site(fibers[0]->barrierSite) + ", thread " +
+                std::to_string(t) + " at " +
+                sched.site(fibers[t]->barrierSite) + ")");
+    if (sched.failed)
+      return sched.error;
     // Everyone is at the barrier: release the block into a new epoch.
     sched.epoch = ++tlsEpoch;
     for (auto &f : fibers)

@@ -20,7 +20,7 @@ namespace tessera::sim {
 
 /// The barrier entry point the JIT'd kernels call (registered as the
 /// symbol "tessera_sim_barrier").
-extern "C" void tessera_sim_barrier(int64_t context);
+extern "C" void tessera_sim_barrier(int64_t context, int64_t site);
 /// Reports an out-of-bounds access at `site` (the access was skipped).
 extern "C" void tessera_sim_fault(int64_t context, int64_t site);
 /// Every memory access: byte address, size, kind (0 read, 1 write,

@@ -11,12 +11,13 @@
 // CHECK-SAME: %[[TID:[a-z0-9]+]]: index, %[[BX:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
 // CHECK-SAME: %[[GX:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %[[CTX:[a-z0-9]+]]: i64)
 // CHECK-SAME: tile.block_size = 64 : i64
+// CHECK-SAME: tile.sim_sites = ["gpu.barrier at {{.*}}"]
 // CHECK: memref.get_global @cst
 // CHECK: memref.store %{{.*}}, %[[BUF]][%[[TID]]]
-// CHECK: call @tessera_sim_barrier(%[[CTX]]) : (i64) -> ()
+// CHECK: call @tessera_sim_barrier(%[[CTX]], %{{.*}}) : (i64, i64) -> ()
 // CHECK: arith.addi %[[BX]], %[[GX]]
 // CHECK: return
-// CHECK: func.func private @tessera_sim_barrier(i64)
+// CHECK: func.func private @tessera_sim_barrier(i64, i64)
 module {
   gpu.module @k_module {
     memref.global "private" constant @cst : memref<64xf32> = dense<2.0>
@@ -41,12 +42,12 @@ module {
 // the race checker with its site; an out-of-bounds one calls the fault hook
 // instead.
 // CHECKS-LABEL: func.func @k_sim(
-// CHECKS-SAME: tile.sim_sites = ["memref.load at {{.*}}", "memref.store at {{.*}}", "memref.load at {{.*}}", "memref.store at {{.*}}"]
+// CHECKS-SAME: tile.sim_sites = ["gpu.barrier at {{.*}}", "memref.load at {{.*}}", "memref.store at {{.*}}", "memref.load at {{.*}}", "memref.store at {{.*}}"]
 // CHECKS: %[[DIM:.*]] = memref.dim
 // CHECKS: arith.cmpi slt
 // CHECKS: scf.if
 // CHECKS: memref.extract_strided_metadata
-// CHECKS: call @tessera_sim_access(%{{.*}}, %{{.*}}, %c4_i64, %{{.*}}, %[[SITE:.*]]) : (i64, index, i64, i64, i64) -> ()
+// CHECKS: call @tessera_sim_access(%{{.*}}, %{{.*}}, %c4_i64{{.*}}, %{{.*}}, %[[SITE:[a-z0-9_]+]]) : (i64, index, i64, i64, i64) -> ()
 // CHECKS-NEXT: memref.load
 // CHECKS: } else {
 // CHECKS-NEXT: call @tessera_sim_fault(%{{.*}}, %[[SITE]])

@@ -43,16 +43,16 @@ void neighbourExchange(void **args) {
   Shared s = shared(args);
   int64_t t = slot(args, kTid), n = 64;
   s.data[t] = 1000 * slot(args, kBlockX) + t;
-  tessera_sim_barrier(slot(args, kContext));
+  tessera_sim_barrier(slot(args, kContext), 0);
   s.out[t] = s.data[(t + 1) % n];
-  tessera_sim_barrier(slot(args, kContext));
+  tessera_sim_barrier(slot(args, kContext), 0);
   s.data[t] = -1;
 }
 
 /// Broken on purpose: only even threads reach the barrier.
 void divergentBarrier(void **args) {
   if (slot(args, kTid) % 2 == 0)
-    tessera_sim_barrier(slot(args, kContext));
+    tessera_sim_barrier(slot(args, kContext), 0);
 }
 
 std::vector<int64_t> slotsFor(int64_t *data, int64_t *out) {

@@ -177,4 +177,26 @@ TEST(SimCheckers, BarrierInDivergentCodeIsReported) {
       << s.message();
 }
 
+TEST(SimCheckers, DifferentBarriersInDivergentCodeAreReported) {
+  // Both halves reach *a* barrier, but not the same one.
+  std::vector<float> out(64, -1);
+  Status s = run(R"(
+      %c32 = arith.constant 32 : index
+      %lo = arith.cmpi ult, %tid, %c32 : index
+      scf.if %lo {
+        gpu.barrier
+      } else {
+        gpu.barrier
+      }
+)",
+                 out);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("threads wait at different barriers (thread 0 "
+                             "at gpu.barrier at"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("thread 32 at gpu.barrier at"), std::string::npos)
+      << s.message();
+}
+
 } // namespace

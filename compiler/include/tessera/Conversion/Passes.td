@@ -169,7 +169,7 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
     arena the simulator hands every thread of a block), `gpu.thread_id x` /
     `gpu.block_id` / `gpu.grid_dim` become the trailing index arguments
     (`y`/`z` thread ids are 0, `gpu.block_dim` the kernel's known block
-    size), and `gpu.barrier` a call to `@tessera_sim_barrier(%ctx)`, which
+    size), and `gpu.barrier` a call to `@tessera_sim_barrier(%ctx, %site)`, which
     the simulator's fiber scheduler provides. The rest of the IR is the
     exact code the PTX path compiles.
 
