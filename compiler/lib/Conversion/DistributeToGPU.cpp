@@ -13,7 +13,11 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <limits>
 
 namespace mlir::tessera {
 #define GEN_PASS_DEF_DISTRIBUTETOGPUPASS
@@ -143,6 +147,97 @@ struct Mapper {
   }
 };
 
+/// Program-order live ranges of the tile buffers, for packing them into the
+/// shared-memory arena (buffers whose ranges do not overlap share bytes).
+class Liveness {
+public:
+  explicit Liveness(Operation *root) {
+    root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      pos[op] = next++;
+      if (isa<gpu::BarrierOp>(op))
+        barriers.push_back(op);
+    });
+    root->walk([&](Operation *op) {
+      int64_t end = pos[op];
+      for (Region &r : op->getRegions())
+        r.walk([&](Operation *n) { end = std::max(end, pos[n]); });
+      endPos[op] = end;
+    });
+  }
+
+  /// [first, last] position during which the buffer `root` (an alloc
+  /// result) and everything aliasing it may be accessed. The end extends to
+  /// the next barrier that every thread passes, so that memory reused by a
+  /// later buffer is first written in a later barrier epoch.
+  std::pair<int64_t, int64_t> range(Value root) {
+    Operation *def = root.getDefiningOp();
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = pos[def];
+    Operation *last = def;
+    SmallVector<Value> work{root};
+    DenseSet<Value> seen{root};
+    auto push = [&](Value v) {
+      if (seen.insert(v).second)
+        work.push_back(v);
+    };
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        int64_t p = pos[user];
+        lo = std::min(lo, p);
+        if (p > hi) {
+          hi = p;
+          last = user;
+        }
+        // A use inside a loop the buffer outlives keeps it alive for the
+        // whole loop.
+        for (Operation *a = user->getParentOp(); a; a = a->getParentOp()) {
+          if (!isa<LoopLikeOpInterface>(a) || a->isAncestor(def))
+            continue;
+          lo = std::min(lo, pos[a]);
+          if (endPos[a] > hi) {
+            hi = endPos[a];
+            last = a;
+          }
+        }
+        if (isa<ViewLikeOpInterface, memref::CastOp, memref::MemorySpaceCastOp,
+                memref::CollapseShapeOp, memref::ExpandShapeOp,
+                arith::SelectOp>(user)) {
+          for (Value r : user->getResults())
+            push(r);
+        } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
+          unsigned first = loop.getNumControlOperands();
+          if (use.getOperandNumber() >= first) {
+            unsigned i = use.getOperandNumber() - first;
+            push(loop.getRegionIterArgs()[i]);
+            push(loop.getResult(i));
+          }
+        } else if (auto y = dyn_cast<scf::YieldOp>(user)) {
+          unsigned i = use.getOperandNumber();
+          Operation *parent = y->getParentOp();
+          if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+            push(loop.getRegionIterArgs()[i]);
+            push(loop.getResult(i));
+          } else if (auto ifOp = dyn_cast<scf::IfOp>(parent)) {
+            push(ifOp.getResult(i));
+          }
+        }
+      }
+    }
+    if (lo == std::numeric_limits<int64_t>::max())
+      lo = pos[def];
+    for (Operation *b : barriers)
+      if (pos[b] > hi && b->getBlock()->findAncestorOpInBlock(*last))
+        return {lo, pos[b]};
+    return {lo, next};
+  }
+
+private:
+  DenseMap<Operation *, int64_t> pos, endPos;
+  SmallVector<Operation *> barriers;
+  int64_t next = 0;
+};
+
 struct DistributeToGPUPass
     : mlir::tessera::impl::DistributeToGPUPassBase<DistributeToGPUPass> {
   using DistributeToGPUPassBase::DistributeToGPUPassBase;
@@ -244,7 +339,6 @@ struct DistributeToGPUPass
           !cast<MemRefType>(op->getResult(0).getType()).getMemorySpace())
         allocs.push_back(op);
     });
-    int64_t shared = 0;
     auto wgSpace =
         gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
     OpBuilder eb = OpBuilder::atBlockBegin(&entry);
@@ -255,6 +349,16 @@ struct DistributeToGPUPass
           eb, l,
           MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8),
                           MemRefLayoutAttrInterface(), wgSpace));
+
+    // Buffers to place: one per alloc, two for a loop-carried one (see
+    // below), each with its size and live range.
+    struct Request {
+      Operation *alloc;
+      int64_t bytes, lo, hi, offset = -1;
+    };
+    SmallVector<Request> requests;
+    DenseMap<Operation *, BlockArgument> carriedOf;
+    Liveness live(kernel);
     for (Operation *op : allocs) {
       auto type = cast<MemRefType>(op->getResult(0).getType());
       if (!type.hasStaticShape() || !type.getLayout().isIdentity())
@@ -262,38 +366,72 @@ struct DistributeToGPUPass
                << type;
       int64_t bytes = type.getNumElements() *
                       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      auto wgType = MemRefType::get(type.getShape(), type.getElementType(),
-                                    MemRefLayoutAttrInterface(), wgSpace);
-      Location ol = op->getLoc();
-      auto newBuffer = [&]() -> Value {
-        Value offset = arith::ConstantIndexOp::create(eb, ol, shared);
-        shared += (bytes + 15) / 16 * 16;
-        Value view = memref::ViewOp::create(eb, ol, wgType, arena, offset,
-                                            ValueRange{});
-        return memref::MemorySpaceCastOp::create(eb, ol, type, view);
-      };
-      OpBuilder ab(op);
+      bytes = (bytes + 15) / 16 * 16;
       // A buffer allocated in a loop body and yielded as a loop-carried
       // value: the next iteration reads the previous one's buffer while it
       // writes the new one, so they must not be the same memory. Two
       // buffers alternate (ping-pong): each iteration writes the one the
       // loop-carried value does not point to.
-      BlockArgument carried;
       if (auto loop = dyn_cast<scf::ForOp>(op->getParentOp()))
         for (OpOperand &use : op->getResult(0).getUses())
           if (use.getOwner() == loop.getBody()->getTerminator())
-            carried = loop.getRegionIterArgs()[use.getOperandNumber()];
-      Value replacement;
-      if (carried) {
-        Value x = newBuffer(), y = newBuffer();
+            carriedOf[op] = loop.getRegionIterArgs()[use.getOperandNumber()];
+      auto [lo, hi] = live.range(op->getResult(0));
+      requests.push_back({op, bytes, lo, hi});
+      if (carriedOf.count(op))
+        requests.push_back({op, bytes, lo, hi});
+    }
+    // First fit, largest first: the lowest offset not overlapping a placed
+    // buffer whose live range overlaps.
+    SmallVector<Request *> order;
+    for (Request &r : requests)
+      order.push_back(&r);
+    llvm::stable_sort(order, [](Request *a, Request *b) {
+      return a->bytes > b->bytes;
+    });
+    int64_t shared = 0;
+    SmallVector<Request *> placed;
+    for (Request *r : order) {
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (Request *q : placed)
+        if (q->lo <= r->hi && r->lo <= q->hi)
+          busy.push_back({q->offset, q->offset + q->bytes});
+      llvm::sort(busy);
+      int64_t off = 0;
+      for (auto [b, e] : busy) {
+        if (off + r->bytes <= b)
+          break;
+        off = std::max(off, e);
+      }
+      r->offset = off;
+      shared = std::max(shared, off + r->bytes);
+      placed.push_back(r);
+    }
+
+    for (Operation *op : allocs) {
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      auto wgType = MemRefType::get(type.getShape(), type.getElementType(),
+                                    MemRefLayoutAttrInterface(), wgSpace);
+      Location ol = op->getLoc();
+      SmallVector<Value> buffers;
+      for (Request &r : requests)
+        if (r.alloc == op) {
+          Value offset = arith::ConstantIndexOp::create(eb, ol, r.offset);
+          Value view = memref::ViewOp::create(eb, ol, wgType, arena, offset,
+                                              ValueRange{});
+          buffers.push_back(
+              memref::MemorySpaceCastOp::create(eb, ol, type, view));
+        }
+      Value replacement = buffers.front();
+      if (auto it = carriedOf.find(op); it != carriedOf.end()) {
+        OpBuilder ab(op);
+        Value x = buffers[0], y = buffers[1];
         Value px =
-            memref::ExtractAlignedPointerAsIndexOp::create(ab, ol, carried);
+            memref::ExtractAlignedPointerAsIndexOp::create(ab, ol, it->second);
         Value pxBuf = memref::ExtractAlignedPointerAsIndexOp::create(ab, ol, x);
         Value same =
             arith::CmpIOp::create(ab, ol, arith::CmpIPredicate::eq, px, pxBuf);
         replacement = arith::SelectOp::create(ab, ol, same, y, x);
-      } else {
-        replacement = newBuffer();
       }
       op->getResult(0).replaceAllUsesWith(replacement);
       op->erase();

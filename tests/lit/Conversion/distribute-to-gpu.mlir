@@ -77,3 +77,47 @@ module {
     return
   }
 }
+
+// -----
+
+// Buffers whose live ranges do not overlap share the arena: %b is dead
+// (after a barrier) before %c is first written, so both sit at byte 1024 and
+// the block needs 2048 bytes, not 3072. %a is live throughout (byte 0).
+// CHECK-LABEL: gpu.func @reuse
+// CHECK-SAME: tile.shared_bytes = 2048 : i64
+// CHECK: memref.view %{{.*}}[%c0][] {{.*}} to memref<256xf32
+// CHECK: memref.view %{{.*}}[%c1024][] {{.*}} to memref<256xf32
+// CHECK: memref.view %{{.*}}[%c1024_{{[0-9]+}}][] {{.*}} to memref<256xf32
+module {
+  func.func @reuse(%x: memref<?xf32>) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c256 = arith.constant 256 : index
+    %a = memref.alloc() : memref<256xf32>
+    %b = memref.alloc() : memref<256xf32>
+    %c = memref.alloc() : memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %v = memref.load %x[%i] : memref<?xf32>
+      memref.store %v, %b[%i] : memref<256xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %v = memref.load %b[%i] : memref<256xf32>
+      memref.store %v, %a[%i] : memref<256xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %v = memref.load %a[%i] : memref<256xf32>
+      memref.store %v, %c[%i] : memref<256xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %v = memref.load %c[%i] : memref<256xf32>
+      %w = memref.load %a[%i] : memref<256xf32>
+      %s = arith.addf %v, %w : f32
+      memref.store %s, %x[%i] : memref<?xf32>
+      scf.reduce
+    }
+    return
+  }
+}

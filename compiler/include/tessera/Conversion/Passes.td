@@ -124,10 +124,16 @@ def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> 
     - other operations that write memory (scalar reductions, masked-store
       loop nests, atomics) run on thread 0 only, followed by a barrier;
       pure scalar code runs redundantly on every thread;
-    - tile buffers (`memref.alloc`) become workgroup (shared memory)
-      attributions of the kernel; their total size is checked against
-      `max-shared-bytes` and a kernel that does not fit is rejected with
-      the number of bytes it needs;
+    - tile buffers (`memref.alloc`) become views of the block's dynamic
+      shared memory (`gpu.dynamic_shared_memory`); buffers whose live
+      ranges (program order, whole loops for buffers that outlive them,
+      extended to the next block-wide barrier) do not overlap share bytes
+      (first fit, largest first); a buffer allocated in a loop and carried
+      to the next iteration gets two alternating copies; the arena's size
+      is checked against `max-shared-bytes` and a kernel that does not fit
+      is rejected with the number of bytes it needs;
+    - a workgroup-space `memref.alloca` is refused (MLIR would silently make
+      it thread-local);
     - constant globals the kernel reads are copied into its module.
   }];
   let options = [
