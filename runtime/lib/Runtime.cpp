@@ -170,6 +170,8 @@ Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask) {
       {"tessera_sim_barrier",
        reinterpret_cast<void *>(&sim::tessera_sim_barrier)},
       {"tessera_sim_fault", reinterpret_cast<void *>(&sim::tessera_sim_fault)},
+      {"tessera_sim_shuffle",
+       reinterpret_cast<void *>(&sim::tessera_sim_shuffle)},
       {"tessera_sim_access",
        reinterpret_cast<void *>(&sim::tessera_sim_access)}};
   TESSERA_ASSIGN_OR_RETURN(auto exe,
@@ -215,7 +217,7 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
       // read before write shows up in the results.
       std::memset(arena.data(), 0xff, arena.size());
       blockSlots = slots;
-      if (exe->usesSharedArena()) {
+      {
         int64_t ptr;
         unsigned char *p = arena.data();
         std::memcpy(&ptr, &p, sizeof(ptr));
@@ -231,10 +233,8 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
       for (int d = 0; d < 3; ++d)
         launch.grid[d] = c.grid[d];
       launch.kernel = name;
-      if (exe->usesSharedArena()) {
-        launch.arena = arena.data();
-        launch.arenaBytes = arenaBytes;
-      }
+      launch.arena = arena.data();
+      launch.arenaBytes = arenaBytes;
       launch.sites = &exe->accessSites();
       Status s = sim::runBlock(launch);
       if (!s.isOk()) {

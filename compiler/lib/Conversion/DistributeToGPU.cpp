@@ -124,6 +124,13 @@ struct Mapper {
     for (Operation &op : block.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops) {
+      // Already spread over the threads (tessera-gpu-warp-reduce).
+      if (op->hasAttr("tile.distributed")) {
+        OpBuilder b(op->getContext());
+        b.setInsertionPointAfter(op);
+        gpu::BarrierOp::create(b, op->getLoc());
+        continue;
+      }
       if (auto par = dyn_cast<scf::ParallelOp>(op)) {
         if (failed(distribute(par)))
           return failure();

@@ -24,6 +24,7 @@ namespace {
 constexpr const char *kBarrierFn = "tessera_sim_barrier";
 
 constexpr const char *kFaultFn = "tessera_sim_fault";
+constexpr const char *kShuffleFn = "tessera_sim_shuffle";
 constexpr const char *kAccessFn = "tessera_sim_access";
 
 func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
@@ -153,8 +154,9 @@ struct GPUToHostPass
     k.walk([&](gpu::DynamicSharedMemoryOp op) { arenas.push_back(op); });
     auto arenaType =
         MemRefType::get({ShapedType::kDynamic}, b.getIntegerType(8));
-    if (!arenas.empty())
-      types.push_back(arenaType);
+    // Always present (the simulator's calling convention does not depend on
+    // whether the kernel, after clean-ups, still uses shared memory).
+    types.push_back(arenaType);
     for (int i = 0; i < 7; ++i)
       types.push_back(index);
     types.push_back(b.getI64Type());
@@ -180,8 +182,8 @@ struct GPUToHostPass
     // the workgroup ones, then append the ids and the context.
     for (unsigned i = 0; i < nShared; ++i)
       entry.getArgument(nArgs + i).setType(shared[i]);
-    if (!arenas.empty()) {
-      BlockArgument arena = entry.addArgument(arenaType, k.getLoc());
+    BlockArgument arena = entry.addArgument(arenaType, k.getLoc());
+    {
       for (gpu::DynamicSharedMemoryOp op : arenas) {
         // Views of the arena lose the workgroup address space with it.
         for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
@@ -246,6 +248,41 @@ struct GPUToHostPass
                                                   int64_t(sites.size()));
         sites.push_back(ob.getStringAttr(describe(op)));
         func::CallOp::create(ob, l, barrier, ValueRange{simCtx, site});
+        toErase.push_back(op);
+      } else if (auto sh = dyn_cast<gpu::ShuffleOp>(op)) {
+        // A warp collective: the simulator exchanges the 32-bit values of
+        // the warp's lanes and returns (valid << 32) | value.
+        Type t = sh.getValue().getType();
+        if (t.getIntOrFloatBitWidth() != 32)
+          return op->emitOpError("sim supports 32-bit shuffles only");
+        Type i32 = ob.getI32Type(), i64 = ob.getI64Type();
+        Value bits = sh.getValue();
+        if (!t.isInteger())
+          bits = arith::BitcastOp::create(ob, l, i32, bits);
+        bits = arith::ExtUIOp::create(ob, l, i64, bits);
+        Value off = arith::ExtUIOp::create(ob, l, i64, sh.getOffset());
+        Value width = arith::ExtUIOp::create(ob, l, i64, sh.getWidth());
+        Value mode = arith::ConstantIntOp::create(
+            ob, l, i64, static_cast<int64_t>(sh.getMode()));
+        Value site = arith::ConstantIntOp::create(ob, l, i64,
+                                                  int64_t(sites.size()));
+        sites.push_back(ob.getStringAttr(describe(op)));
+        func::FuncOp fn = declare(
+            module, kShuffleFn,
+            ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {i64}));
+        Value r = func::CallOp::create(
+                      ob, l, fn,
+                      ValueRange{simCtx, bits, off, width, mode, site})
+                      .getResult(0);
+        Value v = arith::TruncIOp::create(ob, l, i32, r);
+        if (!t.isInteger())
+          v = arith::BitcastOp::create(ob, l, t, v);
+        Value valid = arith::TruncIOp::create(
+            ob, l, ob.getI1Type(),
+            arith::ShRUIOp::create(
+                ob, l, r, arith::ConstantIntOp::create(ob, l, i64, 32)));
+        sh.getResult(0).replaceAllUsesWith(v);
+        sh.getResult(1).replaceAllUsesWith(valid);
         toErase.push_back(op);
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);

@@ -413,7 +413,6 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
 struct SimExecutable::Impl {
   std::unique_ptr<cpu::JitFunction> jit;
   std::vector<AbiArg> abi;
-  bool usesArena = false;
   int64_t sharedBytes = 0;
   std::vector<std::string> sites;
   int64_t blockSize = 128;
@@ -426,7 +425,6 @@ SimExecutable::~SimExecutable() = default;
 void (*SimExecutable::entry() const)(void **) { return impl_->jit->entry(); }
 size_t SimExecutable::numArgSlots() const { return impl_->jit->numArgs(); }
 int64_t SimExecutable::blockSize() const { return impl_->blockSize; }
-bool SimExecutable::usesSharedArena() const { return impl_->usesArena; }
 int64_t SimExecutable::sharedBytes() const { return impl_->sharedBytes; }
 const std::vector<std::string> &SimExecutable::accessSites() const {
   return impl_->sites;
@@ -451,7 +449,6 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
       impl->blockSize = known[0];
     if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
       impl->sharedBytes = a.getInt();
-    f.walk([&](mlir::gpu::DynamicSharedMemoryOp) { impl->usesArena = true; });
     attributions = f.getNumWorkgroupAttributions();
   });
   if (!found)

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -13,7 +14,8 @@ namespace {
 
 constexpr size_t kStackBytes = 64 * 1024;
 
-enum class FiberState { Runnable, AtBarrier, Done };
+enum class FiberState { Runnable, AtBarrier, AtWarpSync, Done };
+constexpr int64_t kWarpSize = 32;
 
 struct Scheduler;
 
@@ -21,6 +23,9 @@ struct Fiber {
   ucontext_t ctx;
   int64_t tid = 0;
   int64_t barrierSite = -1;
+  // The pending warp collective: value in, parameters, result out.
+  int64_t syncSite = -1, syncValue = 0, syncOffset = 0, syncWidth = 32,
+          syncMode = 0, syncResult = 0;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -161,6 +166,21 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
   }
 }
 
+extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
+                                       int64_t offset, int64_t width,
+                                       int64_t mode, int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  f->state = FiberState::AtWarpSync;
+  f->syncSite = site;
+  f->syncValue = value;
+  f->syncOffset = offset;
+  f->syncWidth = width;
+  f->syncMode = mode;
+  ++f->sched->switches;
+  swapcontext(&f->ctx, &f->sched->main);
+  return f->syncResult;
+}
+
 uint64_t fiberSwitches() { return tlsSwitches; }
 
 Status runBlock(const BlockLaunch &launch) {
@@ -212,6 +232,62 @@ Status runBlock(const BlockLaunch &launch) {
       ++sched.switches;
       swapcontext(&sched.main, &f->ctx);
     }
+    // Warp collectives: a warp whose lanes all wait at the same shuffle
+    // exchanges values and runs on; one where only some lanes do (the
+    // others have returned or wait at a barrier) is divergent.
+    bool released = false;
+    for (int64_t w0 = 0; w0 < n; w0 += kWarpSize) {
+      int64_t w1 = std::min(n, w0 + kWarpSize);
+      int64_t atSync = 0;
+      for (int64_t t = w0; t < w1; ++t)
+        atSync += fibers[t]->state == FiberState::AtWarpSync;
+      if (atSync == 0)
+        continue;
+      if (atSync != w1 - w0) {
+        int64_t issuer = w0, other = w0;
+        for (int64_t t = w0; t < w1; ++t) {
+          if (fibers[t]->state == FiberState::AtWarpSync)
+            issuer = t;
+          else
+            other = t;
+        }
+        return Status(
+            StatusCode::kFailedPrecondition,
+            "sim: warp collective divergence in " + sched.where() +
+                ", warp " + std::to_string(w0 / kWarpSize) + ": " +
+                std::to_string(atSync) + " of " + std::to_string(w1 - w0) +
+                " lanes issued " + sched.site(fibers[issuer]->syncSite) +
+                " (lane " + std::to_string(other - w0) + " did not)");
+      }
+      for (int64_t t = w0 + 1; t < w1; ++t)
+        if (fibers[t]->syncSite != fibers[w0]->syncSite)
+          return Status(StatusCode::kFailedPrecondition,
+                        "sim: warp collective divergence in " + sched.where() +
+                            ": lanes of warp " +
+                            std::to_string(w0 / kWarpSize) +
+                            " issued different shuffles (" +
+                            sched.site(fibers[w0]->syncSite) + " and " +
+                            sched.site(fibers[t]->syncSite) + ")");
+      for (int64_t t = w0; t < w1; ++t) {
+        Fiber &f = *fibers[t];
+        int64_t lane = t - w0, width = std::max<int64_t>(1, f.syncWidth);
+        int64_t segment = lane / width * width, inSeg = lane % width, src;
+        switch (f.syncMode) {
+        case 0: src = inSeg ^ f.syncOffset; break;
+        case 1: src = inSeg + f.syncOffset; break;
+        case 2: src = inSeg - f.syncOffset; break;
+        default: src = f.syncOffset; break;
+        }
+        bool valid = src >= 0 && src < width && segment + src < w1 - w0;
+        int64_t v = valid ? fibers[w0 + segment + src]->syncValue : f.syncValue;
+        f.syncResult = (v & 0xffffffffLL) | (valid ? (int64_t(1) << 32) : 0);
+      }
+      for (int64_t t = w0; t < w1; ++t)
+        fibers[t]->state = FiberState::Runnable;
+      released = true;
+    }
+    if (released)
+      continue;
     int64_t done = 0, waiting = 0;
     for (auto &f : fibers) {
       done += f->state == FiberState::Done;

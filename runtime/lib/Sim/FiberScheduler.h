@@ -21,6 +21,12 @@ namespace tessera::sim {
 /// The barrier entry point the JIT'd kernels call (registered as the
 /// symbol "tessera_sim_barrier").
 extern "C" void tessera_sim_barrier(int64_t context, int64_t site);
+/// A warp shuffle (mode: 0 xor, 1 down, 2 up, 3 idx, as gpu.shuffle):
+/// waits until every lane of the warp has issued the same shuffle, then
+/// returns (valid << 32) | the source lane's 32-bit value.
+extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
+                                       int64_t offset, int64_t width,
+                                       int64_t mode, int64_t site);
 /// Reports an out-of-bounds access at `site` (the access was skipped).
 extern "C" void tessera_sim_fault(int64_t context, int64_t site);
 /// Every memory access: byte address, size, kind (0 read, 1 write,

@@ -23,6 +23,8 @@ std::vector<std::pair<std::string, void *>> simSymbols() {
   return {{"tessera_sim_barrier",
            reinterpret_cast<void *>(&sim::tessera_sim_barrier)},
           {"tessera_sim_fault", reinterpret_cast<void *>(&sim::tessera_sim_fault)},
+          {"tessera_sim_shuffle",
+           reinterpret_cast<void *>(&sim::tessera_sim_shuffle)},
           {"tessera_sim_access",
            reinterpret_cast<void *>(&sim::tessera_sim_access)}};
 }
@@ -52,7 +54,8 @@ module {
 )";
 }
 
-/// Compiles and runs one block; `out` has 64 floats.
+/// Compiles (gpu.subgroup_reduce is lowered to shuffles on the way) and
+/// runs one block.
 Status run(const std::string &body, std::vector<float> &out) {
   auto exe = driver::compileGpuIRForSim(kernel(body), "k", simSymbols());
   if (!exe.ok())
@@ -173,6 +176,41 @@ TEST(SimCheckers, BarrierInDivergentCodeIsReported) {
             std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("32 of 64 threads wait at gpu.barrier"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(SimCheckers, WarpReductionThroughShuffles) {
+  // Butterfly sum over each 32-lane warp: every lane ends with the sum of
+  // its warp's thread ids.
+  std::vector<float> out(64, -1);
+  Status s = run(R"(
+      %r = gpu.subgroup_reduce add %x uniform : (f32) -> f32
+      memref.store %r, %out[%tid] : memref<?xf32>
+)",
+                 out);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int t = 0; t < 64; ++t)
+    EXPECT_EQ(out[t], t < 32 ? 496.0f : 1520.0f) << t;
+}
+
+TEST(SimCheckers, ShuffleByPartOfAWarpIsReported) {
+  std::vector<float> out(64, -1);
+  Status s = run(R"(
+      %c16 = arith.constant 16 : index
+      %c1_i32 = arith.constant 1 : i32
+      %c32_i32 = arith.constant 32 : i32
+      %lo = arith.cmpi ult, %tid, %c16 : index
+      scf.if %lo {
+        %sv, %ok = gpu.shuffle xor %x, %c1_i32, %c32_i32 : f32
+        memref.store %sv, %out[%tid] : memref<?xf32>
+      }
+)",
+                 out);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("warp collective divergence in kernel 'k', "
+                             "block (0, 0, 0), warp 0: 16 of 32 lanes issued "
+                             "gpu.shuffle"),
             std::string::npos)
       << s.message();
 }

@@ -167,12 +167,14 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
     Every `gpu.func` kernel of every `gpu.module` becomes a host function
     `@<kernel>_sim` in the top-level module that runs ONE GPU thread:
 
-      @<kernel>_sim(kernel args..., shared buffers...,
+      @<kernel>_sim(kernel args..., shared buffers..., arena,
                     %tid, %bid_x, %bid_y, %bid_z, %grid_x, %grid_y, %grid_z,
                     %ctx)
 
-    Workgroup attributions become ordinary memref arguments (the per-block
-    arena the simulator hands every thread of a block), `gpu.thread_id x` /
+    Workgroup attributions become ordinary memref arguments and
+    `gpu.dynamic_shared_memory` the `arena` argument (a `memref<?xi8>`,
+    always present; the per-block memory the simulator hands every thread
+    of a block), `gpu.thread_id x` /
     `gpu.block_id` / `gpu.grid_dim` become the trailing index arguments
     (`y`/`z` thread ids are 0, `gpu.block_dim` the kernel's known block
     size), and `gpu.barrier` a call to `@tessera_sim_barrier(%ctx, %site)`, which
@@ -199,6 +201,39 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+
+def GPUWarpReducePass : Pass<"tessera-gpu-warp-reduce", "::mlir::func::FuncOp"> {
+  let summary = "Turns innermost-axis reductions into warp reductions";
+  let description = [{
+    Runs on bufferized `tile.kernel` functions before the GPU mapping. A
+    `linalg.reduce` over the innermost dimension of a static buffer with a
+    single add/max/min combiner becomes warp-cooperative code: warp `w`
+    reduces the rows `w, w + num_warps, ...`; its lanes accumulate strided
+    elements from the combiner's identity, `gpu.subgroup_reduce` combines
+    the lanes, and lane 0 folds the row's result into the output. The code
+    is wrapped in an `scf.execute_region` marked `tile.distributed`, which
+    `tessera-distribute-to-gpu` leaves as it is (followed by a barrier).
+    Other reductions keep the generic lowering (one thread per output
+    element).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerSubgroupReducePass : Pass<"tessera-lower-subgroup-reduce"> {
+  let summary = "Lowers gpu.subgroup_reduce to butterfly gpu.shuffle xor";
+  let description = [{
+    Upstream's shuffle lowering for 32-lane subgroups, so that the PTX path
+    (`shfl.sync.bfly`) and the `sim` device (warp rendezvous) execute the
+    same shuffles.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // TESSERA_CONVERSION_PASSES_TD

@@ -138,8 +138,8 @@ compileForCpu(const SourceModule &module, const std::string &kernel,
 /// runs ONE GPU thread per call (the `sim` device drives it with one fiber
 /// per thread). Call `entry()` with one pointer per argument slot:
 ///   [kernel args, flattened as for CpuExecutable]
-///   [if usesSharedArena(): the block's shared-memory arena as a 1-D byte
-///    memref: allocated, aligned, offset 0, size, stride 1]
+///   [the block's shared-memory arena as a 1-D byte memref: allocated,
+///    aligned, offset 0, size, stride 1]
 ///   [thread id, block id x/y/z, grid x/y/z]   (int64 each)
 ///   [simulator context]                        (int64)
 /// Barriers call `tessera_sim_barrier(context)`, and every memory access
@@ -151,7 +151,6 @@ public:
   void (*entry() const)(void **);
   size_t numArgSlots() const;
   int64_t blockSize() const;
-  bool usesSharedArena() const;
   /// Bytes of shared memory a block needs (the arena's size).
   int64_t sharedBytes() const;
   /// What each instrumented memory access is (op and source location), by

@@ -89,10 +89,12 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
       "allow-return-allocs-from-loops},"
       "canonicalize,func.func(buffer-hoisting,buffer-loop-hoisting),"
       "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
-      "func.func(convert-linalg-to-parallel-loops),canonicalize,cse,"
+      "func.func(tessera-gpu-warp-reduce),"
+      "func.func(convert-linalg-to-parallel-loops),"
       "tessera-distribute-to-gpu{max-shared-bytes=" +
           std::to_string(arch.maxSharedBytes) +
-          "},symbol-dce,canonicalize,cse"));
+          "},symbol-dce,canonicalize,cse,tessera-lower-subgroup-reduce,"
+          "canonicalize,cse"));
   return runPasses(pm, module, "GPU mapping");
 }
 
@@ -164,7 +166,8 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
 Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
   {
     PassManager pm(module.getContext());
-    TESSERA_RETURN_IF_ERROR(addPipeline(pm, "tessera-gpu-to-host"));
+    TESSERA_RETURN_IF_ERROR(
+        addPipeline(pm, "tessera-lower-subgroup-reduce,tessera-gpu-to-host"));
     TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "sim lowering"));
   }
   if (sites)
