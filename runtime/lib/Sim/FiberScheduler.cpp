@@ -5,6 +5,19 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+// AddressSanitizer must be told about stack switches, or it reports false
+// stack-buffer problems on the fibers' stacks.
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_ASAN_FIBERS 1
+#endif
+#endif
+#ifdef TESSERA_ASAN_FIBERS
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -21,6 +34,8 @@ struct Scheduler;
 
 struct Fiber {
   ucontext_t ctx;
+  void *stack = nullptr;
+  void *fakeStack = nullptr; // ASan bookkeeping of the suspended fiber
   int64_t tid = 0;
   int64_t barrierSite = -1;
   // The pending warp collective: value in, parameters, result out.
@@ -43,6 +58,9 @@ struct ShadowWord {
 
 struct Scheduler {
   ucontext_t main;
+  void *fakeStack = nullptr;        // ASan: the scheduler's while suspended
+  const void *mainBottom = nullptr; // ASan: the scheduler's stack
+  size_t mainSize = 0;
   const BlockLaunch *launch = nullptr;
   uint64_t switches = 0;
   uint32_t epoch = 1; ///< barrier generation, unique on this OS thread
@@ -93,12 +111,31 @@ thread_local StackPool tlsStacks;
 /// (epochs never repeat, so stale entries need no clearing).
 thread_local std::vector<ShadowWord> tlsShadow;
 thread_local uint32_t tlsEpoch = 0;
+
+/// Fiber -> scheduler (the fiber is suspended, or ends when `dying`).
+void switchToScheduler(Fiber *f, bool dying) {
+#ifdef TESSERA_ASAN_FIBERS
+  __sanitizer_start_switch_fiber(dying ? nullptr : &f->fakeStack,
+                                 f->sched->mainBottom, f->sched->mainSize);
+#endif
+  if (dying)
+    return; // returning from the fiber's function resumes uc_link
+  swapcontext(&f->ctx, &f->sched->main);
+#ifdef TESSERA_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(f->fakeStack, nullptr, nullptr);
+#endif
+}
 thread_local uint64_t tlsSwitches = 0;
 
 void fiberMain(unsigned hi, unsigned lo) {
   auto *f = reinterpret_cast<Fiber *>((uintptr_t(hi) << 32) | uintptr_t(lo));
+#ifdef TESSERA_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(nullptr, &f->sched->mainBottom,
+                                  &f->sched->mainSize);
+#endif
   f->sched->launch->entry(f->args.data());
   f->state = FiberState::Done;
+  switchToScheduler(f, /*dying=*/true);
   // Returning resumes uc_link (the scheduler).
 }
 
@@ -109,7 +146,7 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
   f->state = FiberState::AtBarrier;
   f->barrierSite = site;
   ++f->sched->switches;
-  swapcontext(&f->ctx, &f->sched->main);
+  switchToScheduler(f, /*dying=*/false);
 }
 
 extern "C" void tessera_sim_fault(int64_t context, int64_t site) {
@@ -177,7 +214,7 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
   f->syncWidth = width;
   f->syncMode = mode;
   ++f->sched->switches;
-  swapcontext(&f->ctx, &f->sched->main);
+  switchToScheduler(f, /*dying=*/false);
   return f->syncResult;
 }
 
@@ -216,6 +253,7 @@ Status runBlock(const BlockLaunch &launch) {
                     "sim: cannot allocate a fiber stack for thread " +
                         std::to_string(t));
     getcontext(&f->ctx);
+    f->stack = stack;
     f->ctx.uc_stack.ss_sp = stack;
     f->ctx.uc_stack.ss_size = kStackBytes;
     f->ctx.uc_link = &sched.main;
@@ -230,7 +268,13 @@ Status runBlock(const BlockLaunch &launch) {
       if (f->state != FiberState::Runnable)
         continue;
       ++sched.switches;
+#ifdef TESSERA_ASAN_FIBERS
+      __sanitizer_start_switch_fiber(&sched.fakeStack, f->stack, kStackBytes);
+#endif
       swapcontext(&sched.main, &f->ctx);
+#ifdef TESSERA_ASAN_FIBERS
+      __sanitizer_finish_switch_fiber(sched.fakeStack, nullptr, nullptr);
+#endif
     }
     // Warp collectives: a warp whose lanes all wait at the same shuffle
     // exchanges values and runs on; one where only some lanes do (the
