@@ -49,8 +49,7 @@ bool writesMemory(Operation *op) {
 }
 
 bool containsParallel(Operation *op) {
-  return op
-      ->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+  return op->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
 
@@ -68,8 +67,8 @@ struct Mapper {
     Value one = arith::ConstantIndexOp::create(b, l, 1);
     SmallVector<Value> counts;
     Value total = one;
-    for (auto [lb, ub, step] : llvm::zip(par.getLowerBound(),
-                                         par.getUpperBound(), par.getStep())) {
+    for (auto [lb, ub, step] :
+         llvm::zip(par.getLowerBound(), par.getUpperBound(), par.getStep())) {
       Value span = arith::SubIOp::create(b, l, ub, lb);
       Value n = arith::CeilDivSIOp::create(b, l, span, step);
       n = arith::MaxSIOp::create(b, l, n,
@@ -86,9 +85,9 @@ struct Mapper {
     unsigned rank = counts.size();
     SmallVector<Value> ivs(rank);
     for (int d = rank - 1; d >= 0; --d) {
-      Value idx = d == 0 ? rest
-                         : arith::RemSIOp::create(ib, l, rest, counts[d])
-                               .getResult();
+      Value idx =
+          d == 0 ? rest
+                 : arith::RemSIOp::create(ib, l, rest, counts[d]).getResult();
       if (d > 0)
         rest = arith::DivSIOp::create(ib, l, rest, counts[d]);
       Value iv = arith::AddIOp::create(
@@ -273,8 +272,8 @@ struct DistributeToGPUPass
     // The kernel's own module, with the constant globals it reads.
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToEnd(module.getBody());
-    auto gpuModule =
-        gpu::GPUModuleOp::create(mb, f.getLoc(), (f.getName() + "_module").str());
+    auto gpuModule = gpu::GPUModuleOp::create(mb, f.getLoc(),
+                                              (f.getName() + "_module").str());
     OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
     llvm::SetVector<StringRef> globals;
     f.walk([&](memref::GetGlobalOp g) { globals.insert(g.getName()); });
@@ -346,8 +345,8 @@ struct DistributeToGPUPass
           !cast<MemRefType>(op->getResult(0).getType()).getMemorySpace())
         allocs.push_back(op);
     });
-    auto wgSpace =
-        gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto wgSpace = gpu::AddressSpaceAttr::get(
+        ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
     OpBuilder eb = OpBuilder::atBlockBegin(&entry);
     eb.setInsertionPointAfter(m.nthreads.getDefiningOp());
     Value arena;
@@ -393,9 +392,8 @@ struct DistributeToGPUPass
     SmallVector<Request *> order;
     for (Request &r : requests)
       order.push_back(&r);
-    llvm::stable_sort(order, [](Request *a, Request *b) {
-      return a->bytes > b->bytes;
-    });
+    llvm::stable_sort(
+        order, [](Request *a, Request *b) { return a->bytes > b->bytes; });
     int64_t shared = 0;
     SmallVector<Request *> placed;
     for (Request *r : order) {

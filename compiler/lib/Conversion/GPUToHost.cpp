@@ -61,12 +61,11 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
     ok = arith::AndIOp::create(b, l, ok, arith::AndIOp::create(b, l, ge, lt));
   }
   Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
-  func::FuncOp fault = declare(module, kFaultFn,
-                               b.getFunctionType({i64, i64}, {}));
+  func::FuncOp fault =
+      declare(module, kFaultFn, b.getFunctionType({i64, i64}, {}));
   func::FuncOp access = declare(
       module, kAccessFn, b.getFunctionType({i64, index, i64, i64, i64}, {}));
-  int64_t bytes =
-      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto ifOp = scf::IfOp::create(
       b, l, ok,
       [&](OpBuilder &tb, Location) {
@@ -81,8 +80,8 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
             memref::ExtractAlignedPointerAsIndexOp::create(tb, l, memref);
         Value addr = arith::AddIOp::create(
             tb, l, base,
-            arith::MulIOp::create(tb, l, lin,
-                                  arith::ConstantIndexOp::create(tb, l, bytes)));
+            arith::MulIOp::create(
+                tb, l, lin, arith::ConstantIndexOp::create(tb, l, bytes)));
         func::CallOp::create(
             tb, l, access,
             ValueRange{simCtx, addr,
@@ -105,15 +104,15 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
   return success();
 }
 
-struct GPUToHostPass
-    : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
+struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
   using GPUToHostPassBase::GPUToHostPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gm : gpuModules) {
       // Globals first (kernels refer to them by name).
-      for (Operation &op : llvm::make_early_inc_range(gm.getBody()->getOperations()))
+      for (Operation &op :
+           llvm::make_early_inc_range(gm.getBody()->getOperations()))
         if (auto g = dyn_cast<memref::GlobalOp>(op))
           if (!module.lookupSymbol(g.getSymName()))
             op.moveBefore(module.getBody(), module.getBody()->end());
@@ -164,7 +163,8 @@ struct GPUToHostPass
     b.setInsertionPointToEnd(module.getBody());
     auto f = func::FuncOp::create(b, k.getLoc(), (k.getName() + "_sim").str(),
                                   b.getFunctionType(types, {}));
-    for (StringRef a : {"tile.num_warps", "tile.num_stages", "tile.shared_bytes"})
+    for (StringRef a :
+         {"tile.num_warps", "tile.num_stages", "tile.shared_bytes"})
       if (Attribute v = k->getAttr(a))
         f->setAttr(a, v);
     int64_t blockSize = 1;
@@ -264,16 +264,16 @@ struct GPUToHostPass
         Value width = arith::ExtUIOp::create(ob, l, i64, sh.getWidth());
         Value mode = arith::ConstantIntOp::create(
             ob, l, i64, static_cast<int64_t>(sh.getMode()));
-        Value site = arith::ConstantIntOp::create(ob, l, i64,
-                                                  int64_t(sites.size()));
+        Value site =
+            arith::ConstantIntOp::create(ob, l, i64, int64_t(sites.size()));
         sites.push_back(ob.getStringAttr(describe(op)));
-        func::FuncOp fn = declare(
-            module, kShuffleFn,
-            ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {i64}));
-        Value r = func::CallOp::create(
-                      ob, l, fn,
-                      ValueRange{simCtx, bits, off, width, mode, site})
-                      .getResult(0);
+        func::FuncOp fn =
+            declare(module, kShuffleFn,
+                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {i64}));
+        Value r =
+            func::CallOp::create(
+                ob, l, fn, ValueRange{simCtx, bits, off, width, mode, site})
+                .getResult(0);
         Value v = arith::TruncIOp::create(ob, l, i32, r);
         if (!t.isInteger())
           v = arith::BitcastOp::create(ob, l, t, v);

@@ -90,7 +90,9 @@ struct GPUWarpReducePass
     region->setAttr("tile.distributed", b.getUnitAttr());
     Block *block = b.createBlock(&region.getRegion());
     b.setInsertionPointToStart(block);
-    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, l, v); };
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, l, v);
+    };
     Value tid = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
     Value warp = arith::DivUIOp::create(b, l, tid, cst(kWarp));
     Value lane = arith::RemUIOp::create(b, l, tid, cst(kWarp));
@@ -133,9 +135,9 @@ struct GPUWarpReducePass
               });
           Value total = gpu::SubgroupReduceOp::create(
               rb, l, acc.getResult(0), comb->kind, /*uniform=*/true);
-          Value first = arith::CmpIOp::create(
-              rb, l, arith::CmpIPredicate::eq, lane,
-              arith::ConstantIndexOp::create(rb, l, 0));
+          Value first =
+              arith::CmpIOp::create(rb, l, arith::CmpIPredicate::eq, lane,
+                                    arith::ConstantIndexOp::create(rb, l, 0));
           scf::IfOp::create(rb, l, first, [&](OpBuilder &ib, Location) {
             SmallVector<Value> ox = rowIndices(ib, row, out, out.getRank());
             Value old = memref::LoadOp::create(ib, l, op.getInits()[0], ox);

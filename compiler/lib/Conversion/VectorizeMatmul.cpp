@@ -36,7 +36,9 @@ int64_t fittingTile(int64_t extent, int64_t want, int64_t least) {
   return 0;
 }
 
-bool isVectorizableOperand(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+bool isVectorizableOperand(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16();
+}
 
 struct VectorizeMatmulPass
     : mlir::tessera::impl::VectorizeMatmulPassBase<VectorizeMatmulPass> {

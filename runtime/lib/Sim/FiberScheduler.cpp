@@ -176,13 +176,14 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
     if (sh.epoch != s.epoch)
       sh = ShadowWord{s.epoch, -1, -1, false};
     auto race = [&](const char *what, const char *otherDid, int32_t other) {
-      s.fail(StatusCode::kFailedPrecondition,
-             "sim: shared-memory race in " + s.where() + ": thread " +
-                 std::to_string(tid) + " " + what + " shared byte offset " +
-                 std::to_string(w) + " that thread " +
-                 (other >= 0 ? std::to_string(other) : std::string("(several)")) +
-                 " " + otherDid + " in the same barrier epoch (" +
-                 s.site(site) + ")");
+      s.fail(
+          StatusCode::kFailedPrecondition,
+          "sim: shared-memory race in " + s.where() + ": thread " +
+              std::to_string(tid) + " " + what + " shared byte offset " +
+              std::to_string(w) + " that thread " +
+              (other >= 0 ? std::to_string(other) : std::string("(several)")) +
+              " " + otherDid + " in the same barrier epoch (" + s.site(site) +
+              ")");
     };
     if (kind == 1) {
       if (sh.writer >= 0 && sh.writer != tid)
@@ -295,13 +296,13 @@ Status runBlock(const BlockLaunch &launch) {
           else
             other = t;
         }
-        return Status(
-            StatusCode::kFailedPrecondition,
-            "sim: warp collective divergence in " + sched.where() +
-                ", warp " + std::to_string(w0 / kWarpSize) + ": " +
-                std::to_string(atSync) + " of " + std::to_string(w1 - w0) +
-                " lanes issued " + sched.site(fibers[issuer]->syncSite) +
-                " (lane " + std::to_string(other - w0) + " did not)");
+        return Status(StatusCode::kFailedPrecondition,
+                      "sim: warp collective divergence in " + sched.where() +
+                          ", warp " + std::to_string(w0 / kWarpSize) + ": " +
+                          std::to_string(atSync) + " of " +
+                          std::to_string(w1 - w0) + " lanes issued " +
+                          sched.site(fibers[issuer]->syncSite) + " (lane " +
+                          std::to_string(other - w0) + " did not)");
       }
       for (int64_t t = w0 + 1; t < w1; ++t)
         if (fibers[t]->syncSite != fibers[w0]->syncSite)
@@ -317,10 +318,18 @@ Status runBlock(const BlockLaunch &launch) {
         int64_t lane = t - w0, width = std::max<int64_t>(1, f.syncWidth);
         int64_t segment = lane / width * width, inSeg = lane % width, src;
         switch (f.syncMode) {
-        case 0: src = inSeg ^ f.syncOffset; break;
-        case 1: src = inSeg + f.syncOffset; break;
-        case 2: src = inSeg - f.syncOffset; break;
-        default: src = f.syncOffset; break;
+        case 0:
+          src = inSeg ^ f.syncOffset;
+          break;
+        case 1:
+          src = inSeg + f.syncOffset;
+          break;
+        case 2:
+          src = inSeg - f.syncOffset;
+          break;
+        default:
+          src = f.syncOffset;
+          break;
         }
         bool valid = src >= 0 && src < width && segment + src < w1 - w0;
         int64_t v = valid ? fibers[w0 + segment + src]->syncValue : f.syncValue;
@@ -351,28 +360,26 @@ Status runBlock(const BlockLaunch &launch) {
           firstWaiting = t;
           break;
         }
-      return Status(
-          StatusCode::kFailedPrecondition,
-          "sim: barrier divergence in kernel '" + launch.kernel +
-              "', block (" + std::to_string(launch.block[0]) + ", " +
-              std::to_string(launch.block[1]) + ", " +
-              std::to_string(launch.block[2]) + "): " +
-              std::to_string(waiting) + " of " + std::to_string(n) +
-              " threads wait at gpu.barrier (first: thread " +
-              std::to_string(firstWaiting) + ") while " +
-              std::to_string(done) + " have returned");
+      return Status(StatusCode::kFailedPrecondition,
+                    "sim: barrier divergence in kernel '" + launch.kernel +
+                        "', block (" + std::to_string(launch.block[0]) + ", " +
+                        std::to_string(launch.block[1]) + ", " +
+                        std::to_string(launch.block[2]) + "): " +
+                        std::to_string(waiting) + " of " + std::to_string(n) +
+                        " threads wait at gpu.barrier (first: thread " +
+                        std::to_string(firstWaiting) + ") while " +
+                        std::to_string(done) + " have returned");
     }
     // Everyone waits at a barrier: it must be the same one (a barrier in
     // divergent code is undefined behaviour on a GPU).
     for (int64_t t = 1; t < n; ++t)
       if (fibers[t]->barrierSite != fibers[0]->barrierSite)
-        return Status(
-            StatusCode::kFailedPrecondition,
-            "sim: barrier divergence in " + sched.where() +
-                ": threads wait at different barriers (thread 0 at " +
-                sched.site(fibers[0]->barrierSite) + ", thread " +
-                std::to_string(t) + " at " +
-                sched.site(fibers[t]->barrierSite) + ")");
+        return Status(StatusCode::kFailedPrecondition,
+                      "sim: barrier divergence in " + sched.where() +
+                          ": threads wait at different barriers (thread 0 at " +
+                          sched.site(fibers[0]->barrierSite) + ", thread " +
+                          std::to_string(t) + " at " +
+                          sched.site(fibers[t]->barrierSite) + ")");
     if (sched.failed)
       return sched.error;
     // Everyone is at the barrier: release the block into a new epoch.

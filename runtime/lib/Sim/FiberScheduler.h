@@ -1,4 +1,5 @@
-//===- FiberScheduler.h - GPU threads as fibers for the sim device ---------===//
+//===- FiberScheduler.h - GPU threads as fibers for the sim device
+//---------===//
 //
 // Runs a thread block of a per-thread kernel entry (see
 // driver::SimExecutable) on the calling OS thread: one ucontext fiber per GPU

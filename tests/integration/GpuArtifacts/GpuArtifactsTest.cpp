@@ -82,8 +82,8 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
         driver::GpuResources r;
         auto out = driver::emit(**m, k->name, spec, driver::EmitKind::Cubin,
                                 nullptr, opts, &r);
-        std::string where = family + "." + k->name + " [" + spec.canonical() +
-                            "] " + arch;
+        std::string where =
+            family + "." + k->name + " [" + spec.canonical() + "] " + arch;
         if (!out.ok()) {
           // Only the shared-memory filter may reject a configuration.
           EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted)
@@ -96,7 +96,11 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
         }
         ++assembled;
         EXPECT_GT(out->size(), 4u) << where;
-        EXPECT_EQ(out->compare(0, 4, "\x7f" "ELF"), 0) << where;
+        EXPECT_EQ(out->compare(0, 4,
+                               "\x7f"
+                               "ELF"),
+                  0)
+            << where;
         EXPECT_EQ(r.spillStores, 0) << where;
         EXPECT_EQ(r.spillLoads, 0) << where;
         EXPECT_EQ(r.localBytes, 0) << where;

@@ -20,13 +20,14 @@ using namespace tessera;
 namespace {
 
 std::vector<std::pair<std::string, void *>> simSymbols() {
-  return {{"tessera_sim_barrier",
-           reinterpret_cast<void *>(&sim::tessera_sim_barrier)},
-          {"tessera_sim_fault", reinterpret_cast<void *>(&sim::tessera_sim_fault)},
-          {"tessera_sim_shuffle",
-           reinterpret_cast<void *>(&sim::tessera_sim_shuffle)},
-          {"tessera_sim_access",
-           reinterpret_cast<void *>(&sim::tessera_sim_access)}};
+  return {
+      {"tessera_sim_barrier",
+       reinterpret_cast<void *>(&sim::tessera_sim_barrier)},
+      {"tessera_sim_fault", reinterpret_cast<void *>(&sim::tessera_sim_fault)},
+      {"tessera_sim_shuffle",
+       reinterpret_cast<void *>(&sim::tessera_sim_shuffle)},
+      {"tessera_sim_access",
+       reinterpret_cast<void *>(&sim::tessera_sim_access)}};
 }
 
 // A kernel over `out: memref<?xf32>` with 64 threads and a 256-byte shared
@@ -46,7 +47,8 @@ module {
       %s = memref.memory_space_cast %v : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
       %f = arith.index_cast %tid : index to i64
       %x = arith.sitofp %f : i64 to f32
-)" + body + R"(
+)" + body +
+         R"(
       gpu.return
     }
   }
@@ -66,8 +68,8 @@ Status run(const std::string &body, std::vector<float> &out) {
   unsigned char *a = arena.data();
   std::memcpy(&outPtr, &o, sizeof(o));
   std::memcpy(&arenaPtr, &a, sizeof(a));
-  std::vector<int64_t> slots = {outPtr,   outPtr,   0, int64_t(out.size()), 1,
-                                arenaPtr, arenaPtr, 0, 256,                 1};
+  std::vector<int64_t> slots = {
+      outPtr, outPtr, 0, int64_t(out.size()), 1, arenaPtr, arenaPtr, 0, 256, 1};
   sim::BlockLaunch l;
   l.entry = (*exe)->entry();
   l.slots = &slots;
@@ -110,8 +112,9 @@ TEST(SimCheckers, MissingBarrierIsARace) {
                  out);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("shared-memory race in kernel 'k', block (0, 0, 0)"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find("shared-memory race in kernel 'k', block (0, 0, 0)"),
+      std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("memref.store"), std::string::npos) << s.message();
 }

@@ -67,8 +67,8 @@ StatusOr<gpu::GpuArch> gpu::lookupArch(const std::string &name) {
     if (a.name == name)
       return a;
   return Status(StatusCode::kInvalidArgument,
-                "unknown GPU architecture '" + name + "' (supported: " +
-                    supportedArchList() + ")");
+                "unknown GPU architecture '" + name +
+                    "' (supported: " + supportedArchList() + ")");
 }
 
 std::string gpu::supportedArchList() {
@@ -81,20 +81,19 @@ std::string gpu::supportedArchList() {
 Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm,
-      "tessera-convert-tile-to-linalg,canonicalize,cse,"
-      "func.func(convert-elementwise-to-linalg),"
-      "func.func(linalg-fuse-elementwise-ops),"
-      "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
-      "allow-return-allocs-from-loops},"
-      "canonicalize,func.func(buffer-hoisting,buffer-loop-hoisting),"
-      "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
-      "func.func(tessera-gpu-warp-reduce),"
-      "func.func(convert-linalg-to-parallel-loops),"
-      "tessera-distribute-to-gpu{max-shared-bytes=" +
-          std::to_string(arch.maxSharedBytes) +
-          "},symbol-dce,canonicalize,cse,tessera-lower-subgroup-reduce,"
-          "canonicalize,cse"));
+      pm, "tessera-convert-tile-to-linalg,canonicalize,cse,"
+          "func.func(convert-elementwise-to-linalg),"
+          "func.func(linalg-fuse-elementwise-ops),"
+          "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
+          "allow-return-allocs-from-loops},"
+          "canonicalize,func.func(buffer-hoisting,buffer-loop-hoisting),"
+          "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
+          "func.func(tessera-gpu-warp-reduce),"
+          "func.func(convert-linalg-to-parallel-loops),"
+          "tessera-distribute-to-gpu{max-shared-bytes=" +
+              std::to_string(arch.maxSharedBytes) +
+              "},symbol-dce,canonicalize,cse,tessera-lower-subgroup-reduce,"
+              "canonicalize,cse"));
   return runPasses(pm, module, "GPU mapping");
 }
 
@@ -111,14 +110,13 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
                                           const GpuArch &arch) {
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm,
-      "gpu.module(tessera-expand-float8-casts,"
-      "arith-emulate-unsupported-floats{source-types=bf16,f16 "
-      "target-type=f32},"
-      "arith-expand{include-bf16=true},tessera-approximate-math,"
-      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
-      "reconcile-unrealized-casts"));
+      pm, "gpu.module(tessera-expand-float8-casts,"
+          "arith-emulate-unsupported-floats{source-types=bf16,f16 "
+          "target-type=f32},"
+          "arith-expand{include-bf16=true},tessera-approximate-math,"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
+          "reconcile-unrealized-casts"));
   TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "NVVM lowering"));
   // The dynamic shared-memory arena must be an *external* zero-length
   // array (`.extern .shared .b8 x[]` in PTX) so that it denotes the memory
@@ -146,11 +144,11 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
       break;
     }
   }
-  TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm2, "nvvm-attach-target{chip=" + arch.name + " features=" +
-               arch.ptxFeature + " O=3" +
-               (libdevice.empty() ? "" : " l=" + libdevice) +
-               "},gpu-module-to-binary{format=isa}"));
+  TESSERA_RETURN_IF_ERROR(
+      addPipeline(pm2, "nvvm-attach-target{chip=" + arch.name +
+                           " features=" + arch.ptxFeature + " O=3" +
+                           (libdevice.empty() ? "" : " l=" + libdevice) +
+                           "},gpu-module-to-binary{format=isa}"));
   TESSERA_RETURN_IF_ERROR(runPasses(pm2, module, "PTX generation"));
   std::string ptx;
   module.walk([&](mlir::gpu::BinaryOp bin) {
@@ -174,8 +172,7 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
     module.walk([&](mlir::func::FuncOp f) {
       if (auto a = f->getAttrOfType<mlir::ArrayAttr>("tile.sim_sites"))
         for (Attribute s : a)
-          sites->push_back(
-              mlir::cast<mlir::StringAttr>(s).getValue().str());
+          sites->push_back(mlir::cast<mlir::StringAttr>(s).getValue().str());
     });
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
