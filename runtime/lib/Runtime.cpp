@@ -166,16 +166,9 @@ Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask) {
   if (auto it = simVariants.find(key); it != simVariants.end())
     return it->second;
   Specialization s = variantSpec(spec, *info, unitMask, absentMask);
-  std::vector<std::pair<std::string, void *>> symbols = {
-      {"tessera_sim_barrier",
-       reinterpret_cast<void *>(&sim::tessera_sim_barrier)},
-      {"tessera_sim_fault", reinterpret_cast<void *>(&sim::tessera_sim_fault)},
-      {"tessera_sim_shuffle",
-       reinterpret_cast<void *>(&sim::tessera_sim_shuffle)},
-      {"tessera_sim_access",
-       reinterpret_cast<void *>(&sim::tessera_sim_access)}};
   TESSERA_ASSIGN_OR_RETURN(auto exe,
-                           driver::compileForSim(*module, name, s, symbols));
+                           driver::compileForSim(*module, name, s,
+                                                 sim::runtimeSymbols()));
   std::shared_ptr<driver::SimExecutable> shared(std::move(exe));
   simVariants[key] = shared;
   return shared;
@@ -259,15 +252,7 @@ Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
   auto key = std::make_pair(unitMask, absentMask);
   if (auto it = variants.find(key); it != variants.end())
     return it->second;
-  Specialization s = spec;
-  for (size_t i = 0; i < info->params.size(); ++i) {
-    if (info->params[i].kind != ParamKind::Tensor)
-      continue;
-    if (unitMask >> i & 1)
-      s.unitStrideTensors.push_back(info->params[i].name);
-    if (absentMask >> i & 1)
-      s.absentTensors.push_back(info->params[i].name);
-  }
+  Specialization s = variantSpec(spec, *info, unitMask, absentMask);
   TESSERA_ASSIGN_OR_RETURN(auto exe, driver::compileForCpu(*module, name, s));
   std::shared_ptr<driver::CpuExecutable> shared(std::move(exe));
   variants[key] = shared;

@@ -443,7 +443,7 @@ struct DistributeToGPUPass
     }
     kernel->setAttr("tile.shared_bytes",
                     IntegerAttr::get(IntegerType::get(ctx, 64), shared));
-    if (shared > maxSharedBytes)
+    if (maxSharedBytes > 0 && shared > maxSharedBytes)
       return kernel.emitError()
              << "this configuration needs " << shared
              << " bytes of shared memory per block; the target allows "

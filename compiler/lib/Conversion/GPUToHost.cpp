@@ -43,14 +43,17 @@ std::string describe(Operation *op) {
   return s;
 }
 
+/// The simulator's checker entry points, declared once per module.
+struct CheckHooks {
+  func::FuncOp fault, access;
+};
+
 /// Bounds check and access report around one memory access.
-LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
-                         ValueRange indices, int kind, Value simCtx,
-                         int64_t site) {
+void instrument(const CheckHooks &hooks, Operation *op, Value memref,
+                ValueRange indices, int kind, Value simCtx, int64_t site) {
   OpBuilder b(op);
   Location l = op->getLoc();
   Type i64 = b.getI64Type();
-  Type index = b.getIndexType();
   auto type = cast<MemRefType>(memref.getType());
   Value zero = arith::ConstantIndexOp::create(b, l, 0);
   Value ok = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
@@ -61,10 +64,6 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
     ok = arith::AndIOp::create(b, l, ok, arith::AndIOp::create(b, l, ge, lt));
   }
   Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
-  func::FuncOp fault =
-      declare(module, kFaultFn, b.getFunctionType({i64, i64}, {}));
-  func::FuncOp access = declare(
-      module, kAccessFn, b.getFunctionType({i64, index, i64, i64, i64}, {}));
   int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto ifOp = scf::IfOp::create(
       b, l, ok,
@@ -83,7 +82,7 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
             arith::MulIOp::create(
                 tb, l, lin, arith::ConstantIndexOp::create(tb, l, bytes)));
         func::CallOp::create(
-            tb, l, access,
+            tb, l, hooks.access,
             ValueRange{simCtx, addr,
                        arith::ConstantIntOp::create(tb, l, i64, bytes),
                        arith::ConstantIntOp::create(tb, l, i64, kind), siteV});
@@ -92,7 +91,7 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
         scf::YieldOp::create(tb, l, moved->getResults());
       },
       [&](OpBuilder &eb, Location) {
-        func::CallOp::create(eb, l, fault, ValueRange{simCtx, siteV});
+        func::CallOp::create(eb, l, hooks.fault, ValueRange{simCtx, siteV});
         SmallVector<Value> results;
         for (Type t : op->getResultTypes())
           results.push_back(arith::ConstantOp::create(
@@ -101,7 +100,6 @@ LogicalResult instrument(ModuleOp module, Operation *op, Value memref,
       });
   op->replaceAllUsesWith(ifOp.getResults());
   op->erase();
-  return success();
 }
 
 struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
@@ -316,21 +314,22 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
         accesses.push_back(op);
     });
+    Type i64 = b.getI64Type();
+    CheckHooks hooks{
+        declare(module, kFaultFn, b.getFunctionType({i64, i64}, {})),
+        declare(module, kAccessFn,
+                b.getFunctionType({i64, b.getIndexType(), i64, i64, i64}, {}))};
     for (Operation *op : accesses) {
       int64_t site = sites.size();
       sites.push_back(b.getStringAttr(describe(op)));
-      LogicalResult r = success();
       if (auto ld = dyn_cast<memref::LoadOp>(op))
-        r = instrument(module, op, ld.getMemRef(), ld.getIndices(), 0, simCtx,
-                       site);
+        instrument(hooks, op, ld.getMemRef(), ld.getIndices(), 0, simCtx, site);
       else if (auto st = dyn_cast<memref::StoreOp>(op))
-        r = instrument(module, op, st.getMemRef(), st.getIndices(), 1, simCtx,
-                       site);
+        instrument(hooks, op, st.getMemRef(), st.getIndices(), 1, simCtx,
+                   site);
       else if (auto at = dyn_cast<memref::AtomicRMWOp>(op))
-        r = instrument(module, op, at.getMemref(), at.getIndices(), 2, simCtx,
-                       site);
-      if (failed(r))
-        return failure();
+        instrument(hooks, op, at.getMemref(), at.getIndices(), 2, simCtx,
+                   site);
     }
     f->setAttr("tile.sim_sites", b.getArrayAttr(sites));
     return success();

@@ -199,7 +199,6 @@ private:
   size_t pos_ = 0;
   uint32_t line_ = 1;
   size_t lineStart_ = 0;
-  int bracketDepth_ = 0;
   std::vector<Token> bracketOpen_; // the open brackets, innermost last
   bool nextLineStartsDefinition() const;
   bool lineHasTokens_ = false;
@@ -499,7 +498,7 @@ std::vector<Token> Lexer::run() {
   while (true) {
     if (diags_.tooManyErrors())
       break;
-    if (atLineStart && bracketDepth_ == 0) {
+    if (atLineStart && bracketOpen_.empty()) {
       if (!handleLineStart())
         break;
       atLineStart = false;
@@ -535,17 +534,16 @@ std::vector<Token> Lexer::run() {
       // decorator at column 1 cannot continue a bracketed expression (in
       // practice), so the lexer closes the logical line there; the parser
       // reports the missing bracket.
-      if (bracketDepth_ > 0 && nextLineStartsDefinition()) {
+      if (!bracketOpen_.empty() && nextLineStartsDefinition()) {
         const Token &open = bracketOpen_.back();
         diags_.error(open.loc, std::string(tokKindName(open.kind)) +
                                    " was never closed");
         Token err = open;
         err.kind = TokKind::Error;
         tokens_.push_back(err);
-        bracketDepth_ = 0;
         bracketOpen_.clear();
       }
-      if (bracketDepth_ == 0) {
+      if (bracketOpen_.empty()) {
         if (lineHasTokens_)
           push(TokKind::Newline, pos_);
         lineHasTokens_ = false;
@@ -577,16 +575,12 @@ std::vector<Token> Lexer::run() {
         pos_ += len;
         push(op.kind, start);
         if (op.kind == TokKind::LParen || op.kind == TokKind::LBracket ||
-            op.kind == TokKind::LBrace) {
-          ++bracketDepth_;
+            op.kind == TokKind::LBrace)
           bracketOpen_.push_back(tokens_.back());
-        }
         else if ((op.kind == TokKind::RParen || op.kind == TokKind::RBracket ||
                   op.kind == TokKind::RBrace) &&
-                 bracketDepth_ > 0) {
-          --bracketDepth_;
+                 !bracketOpen_.empty())
           bracketOpen_.pop_back();
-        }
         matched = true;
         break;
       }

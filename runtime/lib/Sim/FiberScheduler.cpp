@@ -62,7 +62,6 @@ struct Scheduler {
   const void *mainBottom = nullptr; // ASan: the scheduler's stack
   size_t mainSize = 0;
   const BlockLaunch *launch = nullptr;
-  uint64_t switches = 0;
   uint32_t epoch = 1; ///< barrier generation, unique on this OS thread
   std::vector<ShadowWord> *shadowPtr = nullptr;
   bool failed = false;
@@ -125,7 +124,6 @@ void switchToScheduler(Fiber *f, bool dying) {
   __sanitizer_finish_switch_fiber(f->fakeStack, nullptr, nullptr);
 #endif
 }
-thread_local uint64_t tlsSwitches = 0;
 
 void fiberMain(unsigned hi, unsigned lo) {
   auto *f = reinterpret_cast<Fiber *>((uintptr_t(hi) << 32) | uintptr_t(lo));
@@ -145,7 +143,6 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
   f->state = FiberState::AtBarrier;
   f->barrierSite = site;
-  ++f->sched->switches;
   switchToScheduler(f, /*dying=*/false);
 }
 
@@ -214,12 +211,17 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
   f->syncOffset = offset;
   f->syncWidth = width;
   f->syncMode = mode;
-  ++f->sched->switches;
   switchToScheduler(f, /*dying=*/false);
   return f->syncResult;
 }
 
-uint64_t fiberSwitches() { return tlsSwitches; }
+std::vector<std::pair<std::string, void *>> runtimeSymbols() {
+  return {
+      {"tessera_sim_barrier", reinterpret_cast<void *>(&tessera_sim_barrier)},
+      {"tessera_sim_shuffle", reinterpret_cast<void *>(&tessera_sim_shuffle)},
+      {"tessera_sim_fault", reinterpret_cast<void *>(&tessera_sim_fault)},
+      {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)}};
+}
 
 // getcontext() in the fiber set-up loop leaves GCC's AddressSanitizer with
 // stale scope poisoning on this frame (false stack-use-after-scope reports
@@ -275,7 +277,6 @@ Status runBlock(const BlockLaunch &launch) {
     for (auto &f : fibers) {
       if (f->state != FiberState::Runnable)
         continue;
-      ++sched.switches;
 #ifdef TESSERA_ASAN_FIBERS
       __sanitizer_start_switch_fiber(&sched.fakeStack, f->stack, kStackBytes);
 #endif
@@ -353,8 +354,6 @@ Status runBlock(const BlockLaunch &launch) {
       done += f->state == FiberState::Done;
       waiting += f->state == FiberState::AtBarrier;
     }
-    tlsSwitches += sched.switches;
-    sched.switches = 0;
     if (done == n)
       return sched.failed ? sched.error : Status::ok();
     if (done > 0) {

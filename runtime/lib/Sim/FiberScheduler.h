@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::sim {
@@ -60,8 +61,9 @@ struct BlockLaunch {
 /// reported: kernel, block, thread(s), the access site).
 Status runBlock(const BlockLaunch &launch);
 
-/// Number of fiber switches made on this OS thread (for benchmarks).
-uint64_t fiberSwitches();
+/// The simulator's entry points by the names the sim lowering calls them
+/// (tessera_sim_barrier, _shuffle, _fault, _access), for the JIT.
+std::vector<std::pair<std::string, void *>> runtimeSymbols();
 
 } // namespace tessera::sim
 

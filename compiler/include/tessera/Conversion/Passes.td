@@ -138,7 +138,8 @@ def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> 
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
-           "Shared memory available to one block (bytes)">
+           "Shared memory available to one block (bytes); 0: not checked "
+           "here (the GPU pipeline checks it per architecture)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

@@ -5,6 +5,7 @@
 #include "tessera/Conversion/Passes.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
+#include "tessera/Target/PassUtils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -70,27 +71,6 @@ void initialize() {
   });
 }
 
-/// Runs `pm` on `module`, turning MLIR diagnostics into a Status.
-Status runPasses(PassManager &pm, ModuleOp module, const char *stage) {
-  std::string messages;
-  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    llvm::raw_string_ostream os(messages);
-    os << d.getLocation() << ": " << d.str() << "\n";
-    return success();
-  });
-  if (failed(pm.run(module)))
-    return internalError("%s failed:\n%s", stage, messages.c_str());
-  return Status::ok();
-}
-
-Status addPipeline(PassManager &pm, const std::string &text) {
-  std::string err;
-  llvm::raw_string_ostream os(err);
-  if (failed(parsePassPipeline(text, pm, os)))
-    return internalError("bad pass pipeline '%s': %s", text.c_str(),
-                         err.c_str());
-  return Status::ok();
-}
 
 /// Turns small fixed-size heap allocations that are not inside a loop into
 /// stack allocations (upstream promote-buffers-to-stack would also promote
@@ -300,33 +280,13 @@ cpu::JitKernel::~JitKernel() = default;
 
 StatusOr<std::unique_ptr<cpu::JitKernel>>
 cpu::JitKernel::create(ModuleOp module, const std::string &kernel) {
-  std::string chunk = kernel + "_chunk";
-  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(chunk);
-  if (!fn)
-    return internalError("lowered module has no '%s'", chunk.c_str());
+  TESSERA_ASSIGN_OR_RETURN(auto fn,
+                           JitFunction::create(module, kernel + "_chunk", {}));
   std::unique_ptr<JitKernel> k(new JitKernel());
-  k->numSlots = fn.getNumArguments() - 5;
-  TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
-  // ExecutionEngineOptions::transformer is a function_ref: keep the
-  // std::function alive until ExecutionEngine::create has used it.
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      optimizingTransformer(tm.get());
-  ExecutionEngineOptions opts;
-  opts.transformer = transformer;
-  opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // No debugger/profiler registration of every JIT'd object by default.
-  opts.enableGDBNotificationListener = false;
-  opts.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(module, opts);
-  if (!engine)
-    return internalError("JIT compilation failed: %s",
-                         llvm::toString(engine.takeError()).c_str());
-  k->engine = std::move(*engine);
-  auto entry = k->engine->lookupPacked(chunk);
-  if (!entry)
-    return internalError("JIT lookup of '%s' failed: %s", chunk.c_str(),
-                         llvm::toString(entry.takeError()).c_str());
-  k->entry = *entry;
+  // The chunk function's last five arguments are the program-loop scalars.
+  k->numSlots = fn->numArgs() - 5;
+  k->entry = fn->entry();
+  k->fn = std::move(fn);
   return k;
 }
 
@@ -341,11 +301,14 @@ StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
   std::unique_ptr<JitFunction> k(new JitFunction());
   k->nargs = fn.getNumArguments();
   TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
+  // ExecutionEngineOptions::transformer is a function_ref: keep the
+  // std::function alive until ExecutionEngine::create has used it.
   std::function<llvm::Error(llvm::Module *)> transformer =
       optimizingTransformer(tm.get());
   ExecutionEngineOptions opts;
   opts.transformer = transformer;
   opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // No debugger/profiler registration of every JIT'd object by default.
   opts.enableGDBNotificationListener = false;
   opts.enablePerfNotificationListener = false;
   auto engine = ExecutionEngine::create(module, opts);

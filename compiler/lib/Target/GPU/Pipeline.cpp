@@ -3,6 +3,7 @@
 #include "tessera/Target/GPU/Pipeline.h"
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Target/PassUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -32,33 +33,6 @@ const gpu::GpuArch kArchs[] = {
     {"sm_90a", "+ptx80", 232448}, {"sm_100a", "+ptx86", 232448},
 };
 
-Status runPasses(PassManager &pm, ModuleOp module, const char *stage) {
-  std::string messages;
-  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    llvm::raw_string_ostream os(messages);
-    os << d.getLocation() << ": " << d.str() << "\n";
-    return mlir::success();
-  });
-  if (mlir::failed(pm.run(module))) {
-    // A configuration that does not fit is a resource problem (the
-    // autotuner prunes on it), not bad input.
-    StatusCode code =
-        messages.find("bytes of shared memory per block") != std::string::npos
-            ? StatusCode::kResourceExhausted
-            : StatusCode::kInvalidArgument;
-    return Status(code, std::string(stage) + " failed:\n" + messages);
-  }
-  return Status::ok();
-}
-
-Status addPipeline(PassManager &pm, const std::string &text) {
-  std::string err;
-  llvm::raw_string_ostream os(err);
-  if (mlir::failed(mlir::parsePassPipeline(text, pm, os)))
-    return internalError("bad pass pipeline '%s': %s", text.c_str(),
-                         err.c_str());
-  return Status::ok();
-}
 
 } // namespace
 
@@ -90,11 +64,20 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
           "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
           "func.func(tessera-gpu-warp-reduce),"
           "func.func(convert-linalg-to-parallel-loops),"
-          "tessera-distribute-to-gpu{max-shared-bytes=" +
-              std::to_string(arch.maxSharedBytes) +
-              "},symbol-dce,canonicalize,cse,tessera-lower-subgroup-reduce,"
-              "canonicalize,cse"));
-  return runPasses(pm, module, "GPU mapping");
+          "tessera-distribute-to-gpu{max-shared-bytes=0},"
+          "symbol-dce,canonicalize,cse,tessera-lower-subgroup-reduce,"
+          "canonicalize,cse"));
+  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "GPU mapping",
+                                    StatusCode::kInvalidArgument));
+  // A configuration that does not fit is a resource problem (the autotuner
+  // prunes on it), not bad input.
+  int64_t bytes = sharedBytes(module);
+  if (bytes > arch.maxSharedBytes)
+    return Status(StatusCode::kResourceExhausted,
+                  "this configuration needs " + std::to_string(bytes) +
+                      " bytes of shared memory per block; " + arch.name +
+                      " allows " + std::to_string(arch.maxSharedBytes));
+  return Status::ok();
 }
 
 int64_t gpu::sharedBytes(ModuleOp module) {
@@ -117,7 +100,7 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
           "reconcile-unrealized-casts"));
-  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "NVVM lowering"));
+  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "NVVM lowering", StatusCode::kInvalidArgument));
   // The dynamic shared-memory arena must be an *external* zero-length
   // array (`.extern .shared .b8 x[]` in PTX) so that it denotes the memory
   // given at launch; the upstream lowering makes it internal, which PTX
@@ -149,7 +132,7 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
                            " features=" + arch.ptxFeature + " O=3" +
                            (libdevice.empty() ? "" : " l=" + libdevice) +
                            "},gpu-module-to-binary{format=isa}"));
-  TESSERA_RETURN_IF_ERROR(runPasses(pm2, module, "PTX generation"));
+  TESSERA_RETURN_IF_ERROR(runPasses(pm2, module, "PTX generation", StatusCode::kInvalidArgument));
   std::string ptx;
   module.walk([&](mlir::gpu::BinaryOp bin) {
     for (Attribute o : bin.getObjects())
@@ -166,7 +149,7 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
     PassManager pm(module.getContext());
     TESSERA_RETURN_IF_ERROR(
         addPipeline(pm, "tessera-lower-subgroup-reduce,tessera-gpu-to-host"));
-    TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "sim lowering"));
+    TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument));
   }
   if (sites)
     module.walk([&](mlir::func::FuncOp f) {
@@ -187,5 +170,5 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
           "finalize-memref-to-llvm,convert-arith-to-llvm,"
           "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
           "reconcile-unrealized-casts,canonicalize"));
-  return runPasses(pm, module, "sim lowering");
+  return runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument);
 }

@@ -38,25 +38,6 @@ enum class TextKind { LLVMIR, Assembly, Object };
 /// bytes.
 StatusOr<std::string> translateToText(mlir::ModuleOp module, TextKind kind);
 
-/// A JIT-compiled kernel.
-class JitKernel {
-public:
-  static StatusOr<std::unique_ptr<JitKernel>> create(mlir::ModuleOp module,
-                                                     const std::string &kernel);
-  ~JitKernel();
-  /// `args` holds one pointer per flattened kernel argument.
-  void run(void **args, int64_t begin, int64_t end, const int64_t grid[3]) const;
-  /// Number of flattened argument slots the kernel takes (without the five
-  /// program-loop scalars).
-  size_t numArgSlots() const { return numSlots; }
-
-private:
-  JitKernel() = default;
-  std::unique_ptr<mlir::ExecutionEngine> engine;
-  void (*entry)(void **) = nullptr;
-  size_t numSlots = 0;
-};
-
 /// A JIT-compiled module entered through one function's packed wrapper
 /// (`void(void **args)`, one pointer per flattened LLVM argument). External
 /// functions the module calls are resolved from `symbols`.
@@ -74,6 +55,25 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*fn)(void **) = nullptr;
   size_t nargs = 0;
+};
+
+/// A JIT-compiled kernel.
+class JitKernel {
+public:
+  static StatusOr<std::unique_ptr<JitKernel>> create(mlir::ModuleOp module,
+                                                     const std::string &kernel);
+  ~JitKernel();
+  /// `args` holds one pointer per flattened kernel argument.
+  void run(void **args, int64_t begin, int64_t end, const int64_t grid[3]) const;
+  /// Number of flattened argument slots the kernel takes (without the five
+  /// program-loop scalars).
+  size_t numArgSlots() const { return numSlots; }
+
+private:
+  JitKernel() = default;
+  std::unique_ptr<JitFunction> fn;
+  void (*entry)(void **) = nullptr;
+  size_t numSlots = 0;
 };
 
 } // namespace tessera::cpu
