@@ -157,21 +157,35 @@ Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
   }
   return s;
 }
+
+/// The compiled variant for (unit-stride mask, absent-tensor mask) in
+/// `cache`, compiled by `compile(spec)` on first use. Called under the
+/// kernel's mutex.
+template <typename Exe, typename Compile>
+StatusOr<std::shared_ptr<Exe>> cachedVariant(
+    std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<Exe>> &cache,
+    const Specialization &spec, const KernelInfo &info, uint64_t unitMask,
+    uint64_t absentMask, Compile compile) {
+  auto key = std::make_pair(unitMask, absentMask);
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+  TESSERA_ASSIGN_OR_RETURN(auto exe,
+                           compile(variantSpec(spec, info, unitMask,
+                                               absentMask)));
+  std::shared_ptr<Exe> shared(std::move(exe));
+  cache[key] = shared;
+  return shared;
+}
 } // namespace
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
 Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask) {
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(unitMask, absentMask);
-  if (auto it = simVariants.find(key); it != simVariants.end())
-    return it->second;
-  Specialization s = variantSpec(spec, *info, unitMask, absentMask);
-  TESSERA_ASSIGN_OR_RETURN(auto exe,
-                           driver::compileForSim(*module, name, s,
-                                                 sim::runtimeSymbols()));
-  std::shared_ptr<driver::SimExecutable> shared(std::move(exe));
-  simVariants[key] = shared;
-  return shared;
+  return cachedVariant(simVariants, spec, *info, unitMask, absentMask,
+                       [&](const Specialization &s) {
+                         return driver::compileForSim(*module, name, s,
+                                                      sim::runtimeSymbols());
+                       });
 }
 
 Status Kernel::Impl::compileFirst(uint64_t unitMask) {
@@ -249,14 +263,10 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
 StatusOr<std::shared_ptr<driver::CpuExecutable>>
 Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(unitMask, absentMask);
-  if (auto it = variants.find(key); it != variants.end())
-    return it->second;
-  Specialization s = variantSpec(spec, *info, unitMask, absentMask);
-  TESSERA_ASSIGN_OR_RETURN(auto exe, driver::compileForCpu(*module, name, s));
-  std::shared_ptr<driver::CpuExecutable> shared(std::move(exe));
-  variants[key] = shared;
-  return shared;
+  return cachedVariant(variants, spec, *info, unitMask, absentMask,
+                       [&](const Specialization &s) {
+                         return driver::compileForCpu(*module, name, s);
+                       });
 }
 
 namespace {

@@ -561,11 +561,7 @@ struct FormProgramLoopPass
     : mlir::tessera::impl::FormProgramLoopPassBase<FormProgramLoopPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (f->hasAttr("tile.kernel"))
-        kernels.push_back(f);
-    for (func::FuncOp f : kernels)
+    for (func::FuncOp f : mlir::tessera::tileKernels(module))
       if (failed(formLoop(f)))
         return signalPassFailure();
   }

@@ -25,6 +25,16 @@ namespace mlir::tessera {
 #define GEN_PASS_REGISTRATION
 #include "tessera/Conversion/Passes.h.inc"
 
+/// The module's tile kernels (functions marked `tile.kernel`), collected
+/// so that passes may rewrite or replace them while iterating.
+inline SmallVector<func::FuncOp> tileKernels(ModuleOp module) {
+  SmallVector<func::FuncOp> kernels;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr("tile.kernel"))
+      kernels.push_back(f);
+  return kernels;
+}
+
 } // namespace mlir::tessera
 
 #endif // TESSERA_CONVERSION_PASSES_H
