@@ -8,6 +8,7 @@
 #include "tessera/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -26,6 +27,8 @@ constexpr const char *kBarrierFn = "tessera_sim_barrier";
 constexpr const char *kFaultFn = "tessera_sim_fault";
 constexpr const char *kShuffleFn = "tessera_sim_shuffle";
 constexpr const char *kAccessFn = "tessera_sim_access";
+constexpr const char *kLdMatrixFn = "tessera_sim_ldmatrix";
+constexpr const char *kMmaFn = "tessera_sim_mma";
 
 func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
@@ -43,44 +46,127 @@ std::string describe(Operation *op) {
   return s;
 }
 
+/// The byte address of memref[indices], as an index.
+Value addressOf(OpBuilder &b, Location l, Value memref, ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  // Aligned base + (offset + sum(i_d * stride_d)) * element size.
+  auto meta = memref::ExtractStridedMetadataOp::create(b, l, memref);
+  Value lin = meta.getOffset();
+  for (auto [d, ix] : llvm::enumerate(indices))
+    lin = arith::AddIOp::create(
+        b, l, lin, arith::MulIOp::create(b, l, ix, meta.getStrides()[d]));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, l, memref);
+  return arith::AddIOp::create(
+      b, l, base,
+      arith::MulIOp::create(b, l, lin,
+                            arith::ConstantIndexOp::create(b, l, bytes)));
+}
+
+/// A stack slot for a warp-collective operand or result (allocated once at
+/// function entry, so that loops do not grow the fiber's stack), and its
+/// address as an i64.
+struct Slot {
+  Value buffer;
+  Value address;
+};
+
+Slot makeSlot(OpBuilder &entryBuilder, OpBuilder &b, Location l,
+              VectorType type) {
+  auto memType =
+      MemRefType::get({type.getNumElements()}, type.getElementType());
+  Value buf = memref::AllocaOp::create(entryBuilder, l, memType);
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, l, buf);
+  return {buf, arith::IndexCastOp::create(b, l, b.getI64Type(), ptr)};
+}
+
+/// Stores `v` into `slot` (flattened).
+void storeSlot(OpBuilder &b, Location l, Value v, const Slot &slot) {
+  auto t = cast<VectorType>(v.getType());
+  auto flat = VectorType::get({t.getNumElements()}, t.getElementType());
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  vector::StoreOp::create(b, l, vector::ShapeCastOp::create(b, l, flat, v),
+                          slot.buffer, ValueRange{zero});
+}
+
+/// Loads a value of `type` from `slot`.
+Value loadSlot(OpBuilder &b, Location l, VectorType type, const Slot &slot) {
+  auto flat = VectorType::get({type.getNumElements()}, type.getElementType());
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value v = vector::LoadOp::create(b, l, flat, slot.buffer, ValueRange{zero});
+  return vector::ShapeCastOp::create(b, l, type, v);
+}
+
 /// The simulator's checker entry points, declared once per module.
 struct CheckHooks {
   func::FuncOp fault, access;
 };
 
-/// Bounds check and access report around one memory access.
-void instrument(const CheckHooks &hooks, Operation *op, Value memref,
-                ValueRange indices, int kind, Value simCtx, int64_t site) {
-  OpBuilder b(op);
-  Location l = op->getLoc();
-  Type i64 = b.getI64Type();
-  auto type = cast<MemRefType>(memref.getType());
+/// Whether `extent` consecutive elements from memref[indices] along the
+/// innermost dimension are all in bounds.
+Value inBounds(OpBuilder &b, Location l, Value memref, ValueRange indices,
+               int64_t extent) {
   Value zero = arith::ConstantIndexOp::create(b, l, 0);
   Value ok = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
   for (auto [d, ix] : llvm::enumerate(indices)) {
     Value dim = memref::DimOp::create(b, l, memref, d);
     Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, ix, zero);
-    Value lt = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, ix, dim);
+    Value last = ix;
+    if (d + 1 == indices.size() && extent > 1)
+      last = arith::AddIOp::create(
+          b, l, ix, arith::ConstantIndexOp::create(b, l, extent - 1));
+    Value lt =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, last, dim);
     ok = arith::AndIOp::create(b, l, ok, arith::AndIOp::create(b, l, ge, lt));
   }
+  return ok;
+}
+
+/// The address of a read of `bytes` at memref[indices] for a warp
+/// collective: reported to the checkers when in bounds, else reported as a
+/// fault and replaced by 0 (the simulator then delivers zeros).
+Value guardedAddress(const CheckHooks &hooks, OpBuilder &b, Location l,
+                     Value memref, ValueRange indices, int64_t extent,
+                     int64_t bytes, Value simCtx, int64_t site) {
+  Type i64 = b.getI64Type();
   Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
-  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  auto ifOp = scf::IfOp::create(
+      b, l, inBounds(b, l, memref, indices, extent),
+      [&](OpBuilder &tb, Location) {
+        Value addr = addressOf(tb, l, memref, indices);
+        func::CallOp::create(
+            tb, l, hooks.access,
+            ValueRange{simCtx, addr,
+                       arith::ConstantIntOp::create(tb, l, i64, bytes),
+                       arith::ConstantIntOp::create(tb, l, i64, 0), siteV});
+        scf::YieldOp::create(
+            tb, l, ValueRange{arith::IndexCastOp::create(tb, l, i64, addr)});
+      },
+      [&](OpBuilder &eb, Location) {
+        func::CallOp::create(eb, l, hooks.fault, ValueRange{simCtx, siteV});
+        scf::YieldOp::create(
+            eb, l, ValueRange{arith::ConstantIntOp::create(eb, l, i64, 0)});
+      });
+  return ifOp.getResult(0);
+}
+
+/// Bounds check and access report around one memory access of `extent`
+/// consecutive elements along the innermost dimension from `indices`.
+void instrument(const CheckHooks &hooks, Operation *op, Value memref,
+                ValueRange indices, int kind, Value simCtx, int64_t site,
+                int64_t extent = 1) {
+  OpBuilder b(op);
+  Location l = op->getLoc();
+  Type i64 = b.getI64Type();
+  auto type = cast<MemRefType>(memref.getType());
+  Value ok = inBounds(b, l, memref, indices, extent);
+  Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
+  int64_t bytes =
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8) * extent;
   auto ifOp = scf::IfOp::create(
       b, l, ok,
       [&](OpBuilder &tb, Location) {
-        // Byte address: aligned base + (offset + sum(i_d * stride_d)) * size.
-        auto meta = memref::ExtractStridedMetadataOp::create(tb, l, memref);
-        Value lin = meta.getOffset();
-        for (auto [d, ix] : llvm::enumerate(indices))
-          lin = arith::AddIOp::create(
-              tb, l, lin,
-              arith::MulIOp::create(tb, l, ix, meta.getStrides()[d]));
-        Value base =
-            memref::ExtractAlignedPointerAsIndexOp::create(tb, l, memref);
-        Value addr = arith::AddIOp::create(
-            tb, l, base,
-            arith::MulIOp::create(
-                tb, l, lin, arith::ConstantIndexOp::create(tb, l, bytes)));
+        Value addr = addressOf(tb, l, memref, indices);
         func::CallOp::create(
             tb, l, hooks.access,
             ValueRange{simCtx, addr,
@@ -196,12 +282,24 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
               MemRefType::get(t.getShape(), t.getElementType()), arena,
               view.getByteShift(), view.getSizes());
           for (OpOperand &use : llvm::make_early_inc_range(view->getUses())) {
-            auto cast = dyn_cast<memref::MemorySpaceCastOp>(use.getOwner());
-            if (!cast || cast.getType() != nv.getType())
-              return use.getOwner()->emitOpError(
+            Operation *owner = use.getOwner();
+            if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(owner)) {
+              if (cast.getType() != nv.getType())
+                return owner->emitOpError(
+                    "uses a shared view in a way sim does not support");
+              cast.replaceAllUsesWith(nv.getResult());
+              cast.erase();
+            } else if (isa<vector::LoadOp, vector::StoreOp,
+                           vector::TransferReadOp, vector::TransferWriteOp,
+                           nvgpu::LdMatrixOp, memref::LoadOp, memref::StoreOp>(
+                           owner)) {
+              // Accesses whose result types do not depend on the memref's
+              // address space read the view directly.
+              use.set(nv.getResult());
+            } else {
+              return owner->emitOpError(
                   "uses a shared view in a way sim does not support");
-            cast.replaceAllUsesWith(nv.getResult());
-            cast.erase();
+            }
           }
           view.erase();
         }
@@ -217,6 +315,14 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     Value grid[3] = {extra[4], extra[5], extra[6]};
 
     func::FuncOp barrier = barrierDecl(module);
+    OpBuilder entryBuilder = OpBuilder::atBlockBegin(&entry);
+    Type i64 = b.getI64Type();
+    CheckHooks hooks;
+    if (checks)
+      hooks = {declare(module, kFaultFn, b.getFunctionType({i64, i64}, {})),
+               declare(module, kAccessFn,
+                       b.getFunctionType({i64, b.getIndexType(), i64, i64, i64},
+                                         {}))};
     // Site table shared by barriers and (with checks) memory accesses.
     SmallVector<Attribute> sites;
     SmallVector<Operation *> toErase;
@@ -282,6 +388,97 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         sh.getResult(0).replaceAllUsesWith(v);
         sh.getResult(1).replaceAllUsesWith(valid);
         toErase.push_back(op);
+      } else if (isa<gpu::LaneIdOp>(op)) {
+        op->getResult(0).replaceAllUsesWith(arith::RemUIOp::create(
+            ob, l, tid, arith::ConstantIndexOp::create(ob, l, 32)));
+        toErase.push_back(op);
+      } else if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+        // Every lane passes the address of its row; the simulator hands
+        // out the fragments once the whole warp has arrived.
+        Type i64 = ob.getI64Type();
+        auto resType = cast<VectorType>(ld.getType());
+        Slot out = makeSlot(entryBuilder, ob, l, resType);
+        Value site =
+            arith::ConstantIntOp::create(ob, l, i64, int64_t(sites.size()));
+        sites.push_back(ob.getStringAttr(describe(op)));
+        // Each lane reads one 16-byte row.
+        auto memType = cast<MemRefType>(ld.getSrcMemref().getType());
+        int64_t elemBytes = memType.getElementTypeBitWidth() / 8;
+        Value addr;
+        if (checks) {
+          // Only lanes 0 .. 8*tiles-1 supply rows; the others' addresses
+          // are ignored by the instruction and not checked.
+          Value lane = arith::RemUIOp::create(
+              ob, l, tid, arith::ConstantIndexOp::create(ob, l, 32));
+          Value supplies = arith::CmpIOp::create(
+              ob, l, arith::CmpIPredicate::ult, lane,
+              arith::ConstantIndexOp::create(ob, l, 8 * ld.getNumTiles()));
+          auto ifOp = scf::IfOp::create(
+              ob, l, supplies,
+              [&](OpBuilder &tb, Location) {
+                scf::YieldOp::create(tb, l,
+                                     ValueRange{guardedAddress(
+                                         hooks, tb, l, ld.getSrcMemref(),
+                                         ld.getIndices(), 16 / elemBytes, 16,
+                                         simCtx, int64_t(sites.size()) - 1)});
+              },
+              [&](OpBuilder &eb, Location) {
+                scf::YieldOp::create(
+                    eb, l,
+                    ValueRange{arith::ConstantIntOp::create(eb, l, i64, 0)});
+              });
+          addr = ifOp.getResult(0);
+        } else {
+          addr = arith::IndexCastOp::create(
+              ob, l, i64, addressOf(ob, l, ld.getSrcMemref(), ld.getIndices()));
+        }
+        func::FuncOp fn =
+            declare(module, kLdMatrixFn,
+                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
+        func::CallOp::create(
+            ob, l, fn,
+            ValueRange{
+                simCtx, addr,
+                arith::ConstantIntOp::create(ob, l, i64, ld.getNumTiles()),
+                arith::ConstantIntOp::create(ob, l, i64, ld.getTranspose()),
+                out.address, site});
+        ld.getResult().replaceAllUsesWith(loadSlot(ob, l, resType, out));
+        toErase.push_back(op);
+      } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+        Type i64 = ob.getI64Type();
+        auto aType = cast<VectorType>(mma.getMatrixA().getType());
+        auto cType = cast<VectorType>(mma.getMatrixC().getType());
+        SmallVector<int64_t> mnk;
+        for (Attribute a : mma.getMmaShape())
+          mnk.push_back(cast<IntegerAttr>(a).getInt());
+        Type in = aType.getElementType();
+        if (mnk != SmallVector<int64_t>{16, 8, 16} ||
+            !cType.getElementType().isF32() || !(in.isF16() || in.isBF16()))
+          return op->emitOpError(
+              "sim supports mma.sync m16n8k16 with f16/bf16 inputs and f32 "
+              "accumulation only");
+        Slot a = makeSlot(entryBuilder, ob, l, aType);
+        Slot bs = makeSlot(entryBuilder, ob, l,
+                           cast<VectorType>(mma.getMatrixB().getType()));
+        Slot c = makeSlot(entryBuilder, ob, l, cType);
+        Slot d = makeSlot(entryBuilder, ob, l, cType);
+        storeSlot(ob, l, mma.getMatrixA(), a);
+        storeSlot(ob, l, mma.getMatrixB(), bs);
+        storeSlot(ob, l, mma.getMatrixC(), c);
+        Value site =
+            arith::ConstantIntOp::create(ob, l, i64, int64_t(sites.size()));
+        sites.push_back(ob.getStringAttr(describe(op)));
+        func::FuncOp fn = declare(
+            module, kMmaFn,
+            ob.getFunctionType({i64, i64, i64, i64, i64, i64, i64}, {}));
+        func::CallOp::create(
+            ob, l, fn,
+            ValueRange{
+                simCtx,
+                arith::ConstantIntOp::create(ob, l, i64, in.isBF16() ? 1 : 0),
+                a.address, bs.address, c.address, d.address, site});
+        mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
+        toErase.push_back(op);
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);
         toErase.push_back(op);
@@ -313,23 +510,29 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     f.walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
         accesses.push_back(op);
+      // Vector accesses, except those of the collectives' stack slots.
+      if (auto v = dyn_cast<vector::LoadOp>(op);
+          v && !v.getBase().getDefiningOp<memref::AllocaOp>())
+        accesses.push_back(op);
+      if (auto v = dyn_cast<vector::StoreOp>(op);
+          v && !v.getBase().getDefiningOp<memref::AllocaOp>())
+        accesses.push_back(op);
     });
-    Type i64 = b.getI64Type();
-    CheckHooks hooks{
-        declare(module, kFaultFn, b.getFunctionType({i64, i64}, {})),
-        declare(module, kAccessFn,
-                b.getFunctionType({i64, b.getIndexType(), i64, i64, i64}, {}))};
     for (Operation *op : accesses) {
       int64_t site = sites.size();
       sites.push_back(b.getStringAttr(describe(op)));
       if (auto ld = dyn_cast<memref::LoadOp>(op))
         instrument(hooks, op, ld.getMemRef(), ld.getIndices(), 0, simCtx, site);
       else if (auto st = dyn_cast<memref::StoreOp>(op))
-        instrument(hooks, op, st.getMemRef(), st.getIndices(), 1, simCtx,
-                   site);
+        instrument(hooks, op, st.getMemRef(), st.getIndices(), 1, simCtx, site);
       else if (auto at = dyn_cast<memref::AtomicRMWOp>(op))
-        instrument(hooks, op, at.getMemref(), at.getIndices(), 2, simCtx,
-                   site);
+        instrument(hooks, op, at.getMemref(), at.getIndices(), 2, simCtx, site);
+      else if (auto vl = dyn_cast<vector::LoadOp>(op))
+        instrument(hooks, op, vl.getBase(), vl.getIndices(), 0, simCtx, site,
+                   vl.getVectorType().getNumElements());
+      else if (auto vs = dyn_cast<vector::StoreOp>(op))
+        instrument(hooks, op, vs.getBase(), vs.getIndices(), 1, simCtx, site,
+                   vs.getVectorType().getNumElements());
     }
     f->setAttr("tile.sim_sites", b.getArrayAttr(sites));
     return success();

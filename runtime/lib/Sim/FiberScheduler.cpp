@@ -2,6 +2,8 @@
 
 #include "Sim/FiberScheduler.h"
 
+#include "tessera/Support/DType.h"
+
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -28,6 +30,7 @@ namespace {
 constexpr size_t kStackBytes = 64 * 1024;
 
 enum class FiberState { Runnable, AtBarrier, AtWarpSync, Done };
+enum class Collective { Shuffle, LdMatrix, Mma };
 constexpr int64_t kWarpSize = 32;
 
 struct Scheduler;
@@ -38,9 +41,13 @@ struct Fiber {
   void *fakeStack = nullptr; // ASan bookkeeping of the suspended fiber
   int64_t tid = 0;
   int64_t barrierSite = -1;
-  // The pending warp collective: value in, parameters, result out.
+  // The pending warp collective: its kind, value in, parameters, result
+  // out. For ldmatrix/mma the operands are addresses (of the lane's row in
+  // shared memory, of its fragments on its own stack).
+  Collective syncKind = Collective::Shuffle;
   int64_t syncSite = -1, syncValue = 0, syncOffset = 0, syncWidth = 32,
           syncMode = 0, syncResult = 0;
+  int64_t syncPtr[4] = {0, 0, 0, 0};
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -215,10 +222,117 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
   return f->syncResult;
 }
 
+extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
+                                     int64_t tiles, int64_t transpose,
+                                     int64_t out, int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  f->state = FiberState::AtWarpSync;
+  f->syncKind = Collective::LdMatrix;
+  f->syncSite = site;
+  f->syncValue = address;
+  f->syncWidth = tiles;
+  f->syncMode = transpose;
+  f->syncPtr[0] = out;
+  switchToScheduler(f, /*dying=*/false);
+}
+
+extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
+                                int64_t b, int64_t c, int64_t d, int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  f->state = FiberState::AtWarpSync;
+  f->syncKind = Collective::Mma;
+  f->syncSite = site;
+  f->syncMode = kind;
+  f->syncPtr[0] = a;
+  f->syncPtr[1] = b;
+  f->syncPtr[2] = c;
+  f->syncPtr[3] = d;
+  switchToScheduler(f, /*dying=*/false);
+}
+
+namespace {
+
+template <typename T> T *at(int64_t address) {
+  return reinterpret_cast<T *>(static_cast<uintptr_t>(address));
+}
+
+/// ldmatrix.sync.aligned.m8n8.xN[.trans].b16 over one warp (PTX ISA,
+/// "Warp-level matrix load instruction: ldmatrix"): lanes 8i..8i+7 hold
+/// the row addresses of 8x8 matrix i (16 bytes per row); lane l receives
+/// from each matrix the 32-bit pair at row l/4, 16-bit columns 2(l%4) and
+/// 2(l%4)+1 -- or, transposed, the elements (2(l%4), l/4) and
+/// (2(l%4)+1, l/4).
+void runLdMatrix(Fiber *const *lanes, int64_t count) {
+  const int64_t tiles = lanes[0]->syncWidth;
+  const bool trans = lanes[0]->syncMode != 0;
+  for (int64_t l = 0; l < count; ++l) {
+    auto *out = at<uint16_t>(lanes[l]->syncPtr[0]);
+    for (int64_t i = 0; i < tiles; ++i)
+      for (int64_t e = 0; e < 2; ++e) {
+        int64_t row = trans ? 2 * (l % 4) + e : l / 4;
+        int64_t col = trans ? l / 4 : 2 * (l % 4) + e;
+        // A row reported out of bounds has address 0 and reads as zeros.
+        const uint16_t *src = at<uint16_t>(lanes[8 * i + row]->syncValue);
+        out[2 * i + e] = src ? src[col] : 0;
+      }
+  }
+}
+
+/// The element formats of the simulated mma.sync variants (the kind the
+/// sim lowering passes).
+enum MmaKind : int64_t { kMmaF16 = 0, kMmaBF16 = 1 };
+
+float loadInput(const uint16_t *p, int64_t i, int64_t kind) {
+  return kind == kMmaBF16 ? bf16BitsToF32(p[i]) : f16BitsToF32(p[i]);
+}
+
+/// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 over
+/// one warp, from the fragment layouts of the PTX ISA ("Matrix Fragments
+/// for mma.m16n8k16 with floating point type"), with g = lane/4 and
+/// t = lane%4:
+///   A (16x16, 4 registers of 2): a0,a1 (g, 2t+{0,1}); a2,a3 (g+8, ..);
+///                                a4,a5 (g, 2t+8+{0,1}); a6,a7 (g+8, ..)
+///   B (16x8, 2 registers of 2):  b0,b1 (2t+{0,1}, g); b2,b3 (2t+8+.., g)
+///   C, D (16x8 f32):             c0,c1 (g, 2t+{0,1}); c2,c3 (g+8, ..)
+/// Each lane's D is computed in f32, summing over k in order.
+void runMma(Fiber *const *lanes, int64_t count) {
+  const int64_t kind = lanes[0]->syncMode;
+  float A[16][16], B[16][8];
+  for (int64_t l = 0; l < count; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    const auto *a = at<const uint16_t>(lanes[l]->syncPtr[0]);
+    const auto *b = at<const uint16_t>(lanes[l]->syncPtr[1]);
+    for (int64_t e = 0; e < 2; ++e) {
+      A[g][2 * t + e] = loadInput(a, 0 + e, kind);
+      A[g + 8][2 * t + e] = loadInput(a, 2 + e, kind);
+      A[g][2 * t + 8 + e] = loadInput(a, 4 + e, kind);
+      A[g + 8][2 * t + 8 + e] = loadInput(a, 6 + e, kind);
+      B[2 * t + e][g] = loadInput(b, 0 + e, kind);
+      B[2 * t + 8 + e][g] = loadInput(b, 2 + e, kind);
+    }
+  }
+  for (int64_t l = 0; l < count; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    const auto *c = at<const float>(lanes[l]->syncPtr[2]);
+    auto *d = at<float>(lanes[l]->syncPtr[3]);
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t row = g + (i / 2) * 8, col = 2 * t + i % 2;
+      float sum = c[i];
+      for (int64_t k = 0; k < 16; ++k)
+        sum += A[row][k] * B[k][col];
+      d[i] = sum;
+    }
+  }
+}
+
+} // namespace
+
 std::vector<std::pair<std::string, void *>> runtimeSymbols() {
   return {
       {"tessera_sim_barrier", reinterpret_cast<void *>(&tessera_sim_barrier)},
       {"tessera_sim_shuffle", reinterpret_cast<void *>(&tessera_sim_shuffle)},
+      {"tessera_sim_ldmatrix", reinterpret_cast<void *>(&tessera_sim_ldmatrix)},
+      {"tessera_sim_mma", reinterpret_cast<void *>(&tessera_sim_mma)},
       {"tessera_sim_fault", reinterpret_cast<void *>(&tessera_sim_fault)},
       {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)}};
 }
@@ -230,7 +344,8 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
 #ifdef TESSERA_ASAN_FIBERS
 __attribute__((no_sanitize("address")))
 #endif
-Status runBlock(const BlockLaunch &launch) {
+Status
+runBlock(const BlockLaunch &launch) {
   Scheduler sched;
   sched.launch = &launch;
   if (launch.arena && tlsShadow.size() < size_t(launch.arenaBytes))
@@ -318,10 +433,22 @@ Status runBlock(const BlockLaunch &launch) {
                         "sim: warp collective divergence in " + sched.where() +
                             ": lanes of warp " +
                             std::to_string(w0 / kWarpSize) +
-                            " issued different shuffles (" +
+                            " issued different collectives (" +
                             sched.site(fibers[w0]->syncSite) + " and " +
                             sched.site(fibers[t]->syncSite) + ")");
-      for (int64_t t = w0; t < w1; ++t) {
+      Collective kind = fibers[w0]->syncKind;
+      if (kind != Collective::Shuffle && w1 - w0 != kWarpSize)
+        return Status(StatusCode::kFailedPrecondition,
+                      "sim: " + sched.site(fibers[w0]->syncSite) +
+                          " needs a full warp of 32 lanes in " + sched.where());
+      std::vector<Fiber *> lanes;
+      for (int64_t t = w0; t < w1; ++t)
+        lanes.push_back(fibers[t].get());
+      if (kind == Collective::LdMatrix)
+        runLdMatrix(lanes.data(), w1 - w0);
+      else if (kind == Collective::Mma)
+        runMma(lanes.data(), w1 - w0);
+      for (int64_t t = w0; t < w1 && kind == Collective::Shuffle; ++t) {
         Fiber &f = *fibers[t];
         int64_t lane = t - w0, width = std::max<int64_t>(1, f.syncWidth);
         int64_t segment = lane / width * width, inSeg = lane % width, src;

@@ -29,6 +29,17 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site);
 extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
                                        int64_t offset, int64_t width,
                                        int64_t mode, int64_t site);
+/// ldmatrix.sync.aligned.m8n8.x{tiles}[.trans].b16, a warp collective:
+/// `address` is this lane's row (16 bytes), `out` receives its 2*tiles
+/// 16-bit elements.
+extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
+                                     int64_t tiles, int64_t transpose,
+                                     int64_t out, int64_t site);
+/// mma.sync.aligned.m16n8k16.row.col with f32 accumulation, a warp
+/// collective over the lanes' fragments (a: 8 x 16-bit, b: 4 x 16-bit,
+/// c and d: 4 x f32). kind: 0 f16 inputs, 1 bf16 inputs.
+extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
+                                int64_t b, int64_t c, int64_t d, int64_t site);
 /// Reports an out-of-bounds access at `site` (the access was skipped).
 extern "C" void tessera_sim_fault(int64_t context, int64_t site);
 /// Every memory access: byte address, size, kind (0 read, 1 write,

@@ -36,10 +36,12 @@ bool mappingParameter(const std::string &name) {
 }
 
 std::vector<Specialization> configs(const driver::SourceModule &m,
-                                    const KernelInfo &k) {
+                                    const KernelInfo &k,
+                                    const std::string &precision) {
   std::vector<Specialization> out;
   std::set<std::string> seen;
   auto add = [&](Specialization s) {
+    s.precision = precision;
     auto ok = m.satisfiesRestrictions(k.name, s);
     if (!ok.ok() || !*ok)
       return;
@@ -60,13 +62,21 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
   return out;
 }
 
-class GpuArtifacts : public ::testing::TestWithParam<const char *> {};
+/// A kernel family and the precision policy it is compiled with (f16 runs
+/// the dots on tensor cores).
+struct ArtifactCase {
+  const char *family;
+  const char *precision;
+};
+
+class GpuArtifacts : public ::testing::TestWithParam<ArtifactCase> {};
 
 TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kAuto);
   if (!avail.isOk())
     GTEST_SKIP() << avail.toString();
-  std::string family = GetParam();
+  std::string family = GetParam().family;
+  std::string precision = GetParam().precision;
   std::ifstream in(kernelsDir() + "/" + family + ".tile");
   ASSERT_TRUE(in) << family;
   std::stringstream ss;
@@ -75,7 +85,7 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   ASSERT_TRUE(m.ok()) << m.status().toString();
   int assembled = 0;
   for (const KernelInfo *k : (*m)->kernels()) {
-    for (const Specialization &spec : configs(**m, *k)) {
+    for (const Specialization &spec : configs(**m, *k, precision)) {
       for (const char *arch : {"sm_80", "sm_90a"}) {
         driver::GpuEmitOptions opts;
         opts.arch = arch;
@@ -114,8 +124,19 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   EXPECT_GT(assembled, 0) << family << ": no configuration assembled";
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelLibrary, GpuArtifacts,
-                         ::testing::Values("vector_ops", "stream", "softmax",
-                                           "layernorm", "gemm", "attention"));
+INSTANTIATE_TEST_SUITE_P(
+    KernelLibrary, GpuArtifacts,
+    ::testing::Values(ArtifactCase{"vector_ops", ""},
+                      ArtifactCase{"stream", ""}, ArtifactCase{"softmax", ""},
+                      ArtifactCase{"layernorm", ""}, ArtifactCase{"gemm", ""},
+                      ArtifactCase{"gemm", "fp16@accum(fp32)"},
+                      ArtifactCase{"attention", ""},
+                      ArtifactCase{"attention", "fp16"}),
+    [](const ::testing::TestParamInfo<ArtifactCase> &info) {
+      std::string name = info.param.family;
+      if (*info.param.precision)
+        name += "_" + std::string(info.param.precision).substr(0, 4);
+      return name;
+    });
 
 } // namespace

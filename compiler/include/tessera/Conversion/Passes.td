@@ -179,11 +179,19 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
     `gpu.block_id` / `gpu.grid_dim` become the trailing index arguments
     (`y`/`z` thread ids are 0, `gpu.block_dim` the kernel's known block
     size), and `gpu.barrier` a call to `@tessera_sim_barrier(%ctx, %site)`, which
-    the simulator's fiber scheduler provides. The rest of the IR is the
+    the simulator's fiber scheduler provides. Warp collectives become calls
+    that rendezvous the warp's lanes: `gpu.shuffle` (tessera_sim_shuffle),
+    `nvgpu.ldmatrix` (tessera_sim_ldmatrix: each lane passes its row
+    address, the simulator deals out the fragments) and `nvgpu.mma.sync`
+    (tessera_sim_mma: fragments passed through stack slots allocated once
+    at entry; m16n8k16 with f16/bf16 inputs and f32 accumulation).
+    `gpu.lane_id` is the thread id modulo 32. The rest of the IR is the
     exact code the PTX path compiles.
 
     With `checks` (the default), every `memref.load`/`store`/`atomic_rmw`
-    is instrumented for the simulator's checkers:
+    and `vector.load`/`store` is instrumented for the simulator's checkers
+    (each ldmatrix row read too; an out-of-bounds row is reported and reads
+    as zeros):
     - its indices are checked against the memref's extents; an access out
       of bounds is skipped (a load yields 0) and reported through
       `@tessera_sim_fault(%ctx, %site)`;
@@ -201,6 +209,7 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
@@ -235,6 +244,53 @@ def LowerSubgroupReducePass : Pass<"tessera-lower-subgroup-reduce"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def GPUMatmulToMMAPass : Pass<"tessera-gpu-matmul-to-mma", "::mlir::func::FuncOp"> {
+  let summary = "Rewrites tile matmuls as warp-level 16x8x16 contractions";
+  let description = [{
+    Runs on bufferized `tile.kernel` functions before the GPU mapping. A
+    `linalg.matmul` on static row-major buffers with f16 x f16 inputs
+    (bf16 waits for MLIR's vector-to-nvgpu conversion to support it), an
+    f32 accumulator and extents that are multiples of
+    16 (M), 8 (N) and 16 (K) becomes warp-level vector code: C is cut into
+    warp tiles of up to 2x4 instructions (32x32 elements), warp `w` takes
+    the tiles `w, w + num_warps, ...`, reads their accumulators into vector
+    registers once, runs the K loop with one `vector.contract` of shape
+    16x8x16 per fragment pair (each A fragment reused across the tile's
+    columns, each B fragment across its rows) and writes them back. The
+    code is wrapped in an `scf.execute_region` marked `tile.distributed`
+    (the mapping keeps it, followed by a barrier). `tessera-gpu-mma-sync`
+    turns the contractions into tensor-core instructions once the tiles live
+    in shared memory. Other matmuls keep the generic lowering.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
+  let summary = "Lowers warp-level contractions to nvgpu.ldmatrix/mma.sync";
+  let description = [{
+    Runs after `tessera-distribute-to-gpu`. Vector transfers that read or
+    write a tile through the generic-address-space cast of its shared-memory
+    view are pointed at the view itself; then MLIR's vector-to-GPU
+    conversion (nvgpu flavour, with its preparation patterns) rewrites the
+    warp-level `vector.contract`s as `nvgpu.mma.sync`, the A/B fragment
+    reads from shared memory as `nvgpu.ldmatrix` (transposed for row-major
+    B) and the accumulator reads/writes as per-lane vector loads/stores
+    laid out by the nvgpu fragment tables. A contraction left unconverted
+    is an error.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // TESSERA_CONVERSION_PASSES_TD

@@ -33,7 +33,6 @@ const gpu::GpuArch kArchs[] = {
     {"sm_90a", "+ptx80", 232448}, {"sm_100a", "+ptx86", 232448},
 };
 
-
 } // namespace
 
 StatusOr<gpu::GpuArch> gpu::lookupArch(const std::string &name) {
@@ -62,13 +61,14 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
           "allow-return-allocs-from-loops},"
           "canonicalize,func.func(buffer-hoisting,buffer-loop-hoisting),"
           "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
-          "func.func(tessera-gpu-warp-reduce),"
+          "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma),"
           "func.func(convert-linalg-to-parallel-loops),"
           "tessera-distribute-to-gpu{max-shared-bytes=0},"
-          "symbol-dce,canonicalize,cse,tessera-lower-subgroup-reduce,"
+          "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"
+          "canonicalize,cse,tessera-lower-subgroup-reduce,"
           "canonicalize,cse"));
-  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "GPU mapping",
-                                    StatusCode::kInvalidArgument));
+  TESSERA_RETURN_IF_ERROR(
+      runPasses(pm, module, "GPU mapping", StatusCode::kInvalidArgument));
   // A configuration that does not fit is a resource problem (the autotuner
   // prunes on it), not bad input.
   int64_t bytes = sharedBytes(module);
@@ -98,9 +98,11 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
           "target-type=f32},"
           "arith-expand{include-bf16=true},tessera-approximate-math,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-nvgpu-to-nvvm,"
           "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
           "reconcile-unrealized-casts"));
-  TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "NVVM lowering", StatusCode::kInvalidArgument));
+  TESSERA_RETURN_IF_ERROR(
+      runPasses(pm, module, "NVVM lowering", StatusCode::kInvalidArgument));
   // The dynamic shared-memory arena must be an *external* zero-length
   // array (`.extern .shared .b8 x[]` in PTX) so that it denotes the memory
   // given at launch; the upstream lowering makes it internal, which PTX
@@ -132,7 +134,8 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
                            " features=" + arch.ptxFeature + " O=3" +
                            (libdevice.empty() ? "" : " l=" + libdevice) +
                            "},gpu-module-to-binary{format=isa}"));
-  TESSERA_RETURN_IF_ERROR(runPasses(pm2, module, "PTX generation", StatusCode::kInvalidArgument));
+  TESSERA_RETURN_IF_ERROR(
+      runPasses(pm2, module, "PTX generation", StatusCode::kInvalidArgument));
   std::string ptx;
   module.walk([&](mlir::gpu::BinaryOp bin) {
     for (Attribute o : bin.getObjects())
@@ -149,7 +152,8 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
     PassManager pm(module.getContext());
     TESSERA_RETURN_IF_ERROR(
         addPipeline(pm, "tessera-lower-subgroup-reduce,tessera-gpu-to-host"));
-    TESSERA_RETURN_IF_ERROR(runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument));
+    TESSERA_RETURN_IF_ERROR(
+        runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument));
   }
   if (sites)
     module.walk([&](mlir::func::FuncOp f) {
@@ -166,6 +170,7 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
           "func.func(arith-expand{include-bf16=true}),"
           "tessera-approximate-math,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-vector-to-llvm,convert-ub-to-llvm,"
           "convert-math-to-llvm,convert-math-to-libm,"
           "finalize-memref-to-llvm,convert-arith-to-llvm,"
           "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"

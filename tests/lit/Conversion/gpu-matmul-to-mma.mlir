@@ -1,0 +1,42 @@
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-gpu-matmul-to-mma))' | FileCheck %s
+
+// A 32x32x32 f16 matmul with f32 accumulation on 2 warps: one 32x32 warp
+// tile of 2x4 instructions. The warp strides over the warp tiles, reads the
+// 8 accumulator fragments once, runs the K loop in steps of 16 with one
+// 16x8x16 contraction per (A, B) fragment pair (2 A reads, 4 B reads) and
+// writes the fragments back.
+// CHECK-LABEL: func.func @mm
+// CHECK: scf.execute_region {
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[WARP:.*]] = affine.apply #{{.*}}(%[[TID]])
+// CHECK: scf.for %[[T:.*]] = %[[WARP]] to %c1 step %c2 {
+// CHECK-COUNT-8: vector.transfer_read %arg2{{.*}} : memref<32x32xf32>, vector<16x8xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c32 step %c16 iter_args({{.*}}) -> (vector<16x8xf32>, vector<16x8xf32>, vector<16x8xf32>, vector<16x8xf32>, vector<16x8xf32>, vector<16x8xf32>, vector<16x8xf32>, vector<16x8xf32>) {
+// CHECK-COUNT-2: vector.transfer_read %arg0[%{{.*}}, %[[K]]]{{.*}} : memref<32x32xf16>, vector<16x16xf16>
+// CHECK-COUNT-4: vector.transfer_read %arg1[%[[K]], %{{.*}}]{{.*}} : memref<32x32xf16>, vector<16x8xf16>
+// CHECK-COUNT-8: vector.contract {{.*}} : vector<16x16xf16>, vector<16x8xf16> into vector<16x8xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.transfer_write {{.*}} : vector<16x8xf32>, memref<32x32xf32>
+// CHECK: } {tile.mma_warp_tiles}
+// CHECK: } {tile.distributed}
+// CHECK-NOT: linalg.matmul
+func.func @mm(%a: memref<32x32xf16>, %b: memref<32x32xf16>, %c: memref<32x32xf32>) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+  linalg.matmul ins(%a, %b : memref<32x32xf16>, memref<32x32xf16>) outs(%c : memref<32x32xf32>)
+  return
+}
+
+// -----
+
+// Extents that are not multiples of the instruction (N = 12), bf16 inputs
+// and f32 inputs keep the generic lowering.
+// CHECK-LABEL: func.func @not_eligible
+// CHECK-COUNT-3: linalg.matmul
+// CHECK-NOT: vector.contract
+func.func @not_eligible(%a: memref<16x16xf16>, %b: memref<16x12xf16>, %c: memref<16x12xf32>,
+                        %p: memref<16x16xbf16>, %q: memref<16x8xbf16>, %r: memref<16x8xf32>,
+                        %x: memref<16x16xf32>, %y: memref<16x8xf32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  linalg.matmul ins(%a, %b : memref<16x16xf16>, memref<16x12xf16>) outs(%c : memref<16x12xf32>)
+  linalg.matmul ins(%p, %q : memref<16x16xbf16>, memref<16x8xbf16>) outs(%r : memref<16x8xf32>)
+  linalg.matmul ins(%x, %y : memref<16x16xf32>, memref<16x8xf32>) outs(%r : memref<16x8xf32>)
+  return
+}
