@@ -3,6 +3,7 @@
 #include "tessera/runtime/Runtime.h"
 
 #include "Core/ThreadPool.h"
+#include "Cuda/CudaDevice.h"
 #include "Sim/FiberScheduler.h"
 #include "tessera/Driver/Driver.h"
 
@@ -24,9 +25,12 @@ using namespace tessera;
 
 const char *tessera::deviceKindName(DeviceKind kind) {
   switch (kind) {
-  case DeviceKind::Cpu: return "cpu";
-  case DeviceKind::Sim: return "sim";
-  case DeviceKind::Cuda: return "cuda";
+  case DeviceKind::Cpu:
+    return "cpu";
+  case DeviceKind::Sim:
+    return "sim";
+  case DeviceKind::Cuda:
+    return "cuda";
   }
   return "?";
 }
@@ -103,7 +107,43 @@ struct Runtime::Impl {
   mutable std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Kernel>> kernels;
   CompileCacheStats stats;
+
+  /// The `cuda` device (ordinal 0), opened on first use; the status says
+  /// why it cannot be used.
+  mutable std::mutex cudaMutex;
+  mutable bool cudaProbed = false;
+  mutable Status cudaStatus = Status::ok();
+  mutable std::unique_ptr<cuda::CudaDevice> cudaDevice;
+  StatusOr<cuda::CudaDevice *> cuda() const {
+    std::lock_guard<std::mutex> lock(cudaMutex);
+    if (!cudaProbed) {
+      cudaProbed = true;
+      auto dev = cuda::CudaDevice::open(0);
+      if (dev.ok())
+        cudaDevice = std::move(*dev);
+      else
+        cudaStatus =
+            Status(dev.status().code(), "the 'cuda' device is unavailable: " +
+                                            dev.status().message());
+    }
+    if (!cudaDevice)
+      return cudaStatus;
+    return cudaDevice.get();
+  }
 };
+
+namespace {
+/// A kernel loaded on the CUDA device: its module and entry, the block
+/// size and dynamic shared memory of its configuration.
+struct CudaExecutable {
+  cuda::CudaModule module;
+  cuda::CudaKernel function;
+  int blockSize = 0;
+  int64_t sharedBytes = 0;
+  driver::StageTimes times;
+  const driver::StageTimes &timesRef() const { return times; }
+};
+} // namespace
 
 struct Kernel::Impl {
   Runtime::Impl *rt = nullptr;
@@ -131,10 +171,19 @@ struct Kernel::Impl {
       simVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
   simVariant(uint64_t unitMask, uint64_t absentMask);
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<CudaExecutable>>
+      cudaVariants;
+  StatusOr<std::shared_ptr<CudaExecutable>> cudaVariant(uint64_t unitMask,
+                                                        uint64_t absentMask);
   /// Compile times of the first variant.
   Status compileFirst(uint64_t unitMask);
   struct Checked;
   Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
+  Status launchCuda(const std::vector<Arg> &args, const Checked &c);
+  /// The kernel's argument slots: tensors as (allocated, aligned, offset,
+  /// sizes..., strides...), scalars as one slot each (value in the low
+  /// bytes), absent tensors omitted.
+  std::vector<int64_t> flattenArgs(const std::vector<Arg> &args) const;
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
     uint64_t unitMask = 0, absentMask = 0;
@@ -169,9 +218,8 @@ StatusOr<std::shared_ptr<Exe>> cachedVariant(
   auto key = std::make_pair(unitMask, absentMask);
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
-  TESSERA_ASSIGN_OR_RETURN(auto exe,
-                           compile(variantSpec(spec, info, unitMask,
-                                               absentMask)));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto exe, compile(variantSpec(spec, info, unitMask, absentMask)));
   std::shared_ptr<Exe> shared(std::move(exe));
   cache[key] = shared;
   return shared;
@@ -192,9 +240,13 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   const driver::StageTimes *t = nullptr;
   std::shared_ptr<driver::CpuExecutable> cpuExe;
   std::shared_ptr<driver::SimExecutable> simExe;
+  std::shared_ptr<CudaExecutable> cudaExe;
   if (device == DeviceKind::Sim) {
     TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0));
     t = &simExe->times();
+  } else if (device == DeviceKind::Cuda) {
+    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0));
+    t = &cudaExe->times;
   } else {
     TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(unitMask, 0));
     t = &cpuExe->times();
@@ -260,6 +312,125 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
   return firstError;
 }
 
+StatusOr<std::shared_ptr<CudaExecutable>>
+Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask) {
+  TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
+  std::lock_guard<std::mutex> lock(mutex);
+  return cachedVariant(
+      cudaVariants, spec, *info, unitMask, absentMask,
+      [&](const Specialization &s)
+          -> StatusOr<std::shared_ptr<CudaExecutable>> {
+        driver::GpuEmitOptions gpu;
+        gpu.arch = dev->properties().archName();
+        driver::GpuResources r;
+        auto exe = std::make_shared<CudaExecutable>();
+        // A cubin when an assembler is available; otherwise PTX, which the
+        // driver compiles when it loads the module.
+        auto image = driver::emit(*module, name, s, driver::EmitKind::Cubin,
+                                  &exe->times, gpu, &r);
+        if (!image.ok() && image.status().code() == StatusCode::kUnavailable)
+          image = driver::emit(*module, name, s, driver::EmitKind::PTX,
+                               &exe->times, gpu, &r);
+        if (!image.ok())
+          return image.status();
+        TESSERA_ASSIGN_OR_RETURN(exe->module, dev->loadModule(*image));
+        TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(name));
+        exe->blockSize = r.blockSize;
+        exe->sharedBytes = r.tileSharedBytes;
+        if (exe->blockSize <= 0)
+          return internalError("kernel '%s': no block size from the GPU "
+                               "mapping",
+                               name.c_str());
+        if (exe->sharedBytes > dev->properties().maxSharedPerBlockOptin)
+          return Status(
+              StatusCode::kResourceExhausted,
+              "kernel '" + name + "' needs " +
+                  std::to_string(exe->sharedBytes) +
+                  " bytes of shared memory per block; the device "
+                  "allows " +
+                  std::to_string(dev->properties().maxSharedPerBlockOptin));
+        if (exe->sharedBytes > 48 * 1024)
+          TESSERA_RETURN_IF_ERROR(dev->setMaxDynamicSharedMemory(
+              exe->function, int(exe->sharedBytes)));
+        return exe;
+      });
+}
+
+namespace {
+/// Element offsets [lo, hi] a strided view touches (empty views: none).
+std::pair<int64_t, int64_t> touchedRange(const TensorView &t) {
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 0)
+      return {0, -1};
+    int64_t span = (t.shape[d] - 1) * t.strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+} // namespace
+
+Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
+                                const Checked &c) {
+  TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
+  if (c.grid[0] > std::numeric_limits<int32_t>::max() || c.grid[1] > 65535 ||
+      c.grid[2] > 65535)
+    return invalidArgument(
+        "kernel '%s': grid (%lld, %lld, %lld) exceeds the CUDA grid limits "
+        "(2^31-1, 65535, 65535)",
+        name.c_str(), (long long)c.grid[0], (long long)c.grid[1],
+        (long long)c.grid[2]);
+  TESSERA_ASSIGN_OR_RETURN(auto exe, cudaVariant(c.unitMask, c.absentMask));
+  // Host tensors are staged through device buffers: copied in before the
+  // launch and back after it (the kernel may write any of them).
+  struct Staged {
+    cuda::DeviceBuffer buffer;
+    void *host = nullptr; ///< first touched byte on the host
+    size_t bytes = 0;
+  };
+  std::vector<Staged> staged;
+  std::vector<Arg> deviceArgs = args;
+  for (Arg &a : deviceArgs) {
+    const TensorView *t = a.tensor();
+    if (!t)
+      continue;
+    auto [lo, hi] = touchedRange(*t);
+    int64_t elem = dtypeSize(t->dtype);
+    size_t bytes = hi >= lo ? size_t((hi - lo + 1) * elem) : 0;
+    Staged st;
+    st.bytes = bytes;
+    st.host = static_cast<char *>(t->data) + lo * elem;
+    TESSERA_ASSIGN_OR_RETURN(st.buffer,
+                             dev->allocate(std::max<size_t>(bytes, 1)));
+    if (bytes)
+      TESSERA_RETURN_IF_ERROR(
+          dev->copyToDevice(st.buffer.address(), st.host, bytes));
+    TensorView dv = *t;
+    uintptr_t base = uintptr_t(st.buffer.address()) - uintptr_t(lo * elem);
+    dv.data = reinterpret_cast<void *>(base);
+    a = Arg(dv);
+    staged.push_back(std::move(st));
+  }
+  std::vector<int64_t> slots = flattenArgs(deviceArgs);
+  std::vector<void *> params(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i)
+    params[i] = &slots[i];
+  // The arena descriptor the sim passes is not a kernel parameter here:
+  // the GPU kernel reads gpu.dynamic_shared_memory.
+  cuda::Dim3 grid{unsigned(c.grid[0]), unsigned(c.grid[1]),
+                  unsigned(c.grid[2])};
+  cuda::Dim3 block{unsigned(exe->blockSize), 1, 1};
+  TESSERA_RETURN_IF_ERROR(dev->launch(exe->function, grid, block,
+                                      unsigned(exe->sharedBytes), nullptr,
+                                      params.data()));
+  TESSERA_RETURN_IF_ERROR(dev->synchronize());
+  for (Staged &st : staged)
+    if (st.bytes)
+      TESSERA_RETURN_IF_ERROR(
+          dev->copyToHost(st.host, st.buffer.address(), st.bytes));
+  return Status::ok();
+}
+
 StatusOr<std::shared_ptr<driver::CpuExecutable>>
 Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -283,9 +454,9 @@ Kernel::Impl::check(const std::vector<Arg> &args,
     std::string names;
     for (int pi : launchParams)
       names += (names.empty() ? "" : ", ") + info->params[pi].name;
-    return invalidArgument("kernel '%s' takes %zu launch arguments (%s), got %zu",
-                           name.c_str(), launchParams.size(), names.c_str(),
-                           args.size());
+    return invalidArgument(
+        "kernel '%s' takes %zu launch arguments (%s), got %zu", name.c_str(),
+        launchParams.size(), names.c_str(), args.size());
   }
   if (info->params.size() > 64)
     return unimplemented("kernels with more than 64 parameters");
@@ -322,8 +493,8 @@ Kernel::Impl::check(const std::vector<Arg> &args,
       for (size_t d = 0; d < t->shape.size(); ++d) {
         if (t->shape[d] < 0)
           return invalidArgument("%s has a negative size %lld in dimension %zu",
-                                 paramWhere(p).c_str(),
-                                 (long long)t->shape[d], d);
+                                 paramWhere(p).c_str(), (long long)t->shape[d],
+                                 d);
         if (t->strides[d] < 0)
           return invalidArgument(
               "%s has a negative stride %lld in dimension %zu (negative "
@@ -335,20 +506,19 @@ Kernel::Impl::check(const std::vector<Arg> &args,
           if (t->shape[d] != di.fixed)
             return invalidArgument("%s dimension %zu must be %lld, got %lld",
                                    paramWhere(p).c_str(), d,
-                                   (long long)di.fixed,
-                                   (long long)t->shape[d]);
+                                   (long long)di.fixed, (long long)t->shape[d]);
           continue;
         }
-        auto [it, inserted] = symbols.try_emplace(
-            di.symbol, t->shape[d],
-            p.name + "' dimension " + std::to_string(d));
+        auto [it, inserted] =
+            symbols.try_emplace(di.symbol, t->shape[d],
+                                p.name + "' dimension " + std::to_string(d));
         if (!inserted && it->second.first != t->shape[d])
           return invalidArgument(
               "shape symbol '%s' is %lld for parameter '%s, but %lld for "
               "parameter '%s' dimension %zu",
               di.symbol.c_str(), (long long)it->second.first,
-              it->second.second.c_str(), (long long)t->shape[d],
-              p.name.c_str(), d);
+              it->second.second.c_str(), (long long)t->shape[d], p.name.c_str(),
+              d);
       }
       if (!empty && !t->data)
         return invalidArgument("%s has a null data pointer",
@@ -361,8 +531,7 @@ Kernel::Impl::check(const std::vector<Arg> &args,
       if (span > std::numeric_limits<int64_t>::max() / 16)
         return invalidArgument("%s spans too many elements",
                                paramWhere(p).c_str());
-      if (!t->shape.empty() &&
-          (t->strides.back() == 1 || t->shape.back() <= 1))
+      if (!t->shape.empty() && (t->strides.back() == 1 || t->shape.back() <= 1))
         out.unitMask |= uint64_t(1) << launchParams[ai];
       continue;
     }
@@ -371,12 +540,13 @@ Kernel::Impl::check(const std::vector<Arg> &args,
       return invalidArgument("%s expects a scalar, got %s",
                              paramWhere(p).c_str(), a.describe().c_str());
     if (p.scalarKind == ScalarKind::Int && !a.integer())
-      return invalidArgument("%s expects an int, got %s",
-                             paramWhere(p).c_str(), a.describe().c_str());
+      return invalidArgument("%s expects an int, got %s", paramWhere(p).c_str(),
+                             a.describe().c_str());
     if (p.scalarKind == ScalarKind::Bool && !a.boolean())
-      return invalidArgument("%s expects a bool, got %s",
-                             paramWhere(p).c_str(), a.describe().c_str());
-    if ((p.scalarKind == ScalarKind::Float || p.scalarKind == ScalarKind::Any) &&
+      return invalidArgument("%s expects a bool, got %s", paramWhere(p).c_str(),
+                             a.describe().c_str());
+    if ((p.scalarKind == ScalarKind::Float ||
+         p.scalarKind == ScalarKind::Any) &&
         !a.floating() && !a.integer())
       return invalidArgument("%s expects a float, got %s",
                              paramWhere(p).c_str(), a.describe().c_str());
@@ -423,19 +593,15 @@ Kernel::check(const std::vector<Arg> &args, const LaunchOptions &opts) const {
   return c.grid;
 }
 
-Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
-  TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
-  int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
-  if (total == 0)
-    return Status::ok(); // An empty grid is a no-op.
-
+std::vector<int64_t>
+Kernel::Impl::flattenArgs(const std::vector<Arg> &args) const {
   // Flatten: tensors as (allocated, aligned, offset, sizes..., strides...),
   // scalars as one slot each.
   std::vector<int64_t> slots;
   slots.reserve(64);
   for (size_t ai = 0; ai < args.size(); ++ai) {
     const Arg &a = args[ai];
-    const ParamInfo &p = impl_->info->params[impl_->launchParams[ai]];
+    const ParamInfo &p = info->params[launchParams[ai]];
     if (p.kind == ParamKind::Tensor) {
       if (a.isNone())
         continue;
@@ -463,6 +629,18 @@ Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
     }
     slots.push_back(slot);
   }
+  return slots;
+}
+
+Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
+  TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
+  int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
+  if (total == 0)
+    return Status::ok(); // An empty grid is a no-op.
+
+  if (impl_->device == DeviceKind::Cuda)
+    return impl_->launchCuda(args, c);
+  std::vector<int64_t> slots = impl_->flattenArgs(args);
   if (impl_->device == DeviceKind::Sim)
     return impl_->launchSim(slots, c);
   TESSERA_ASSIGN_OR_RETURN(auto exe, impl_->variant(c.unitMask, c.absentMask));
@@ -475,9 +653,8 @@ Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
   int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 8));
   const driver::CpuExecutable *e = exe.get();
   void **argv = ptrs.data();
-  pool.parallelFor(total, grain, [&](int64_t b, int64_t en) {
-    e->run(argv, b, en, grid);
-  });
+  pool.parallelFor(total, grain,
+                   [&](int64_t b, int64_t en) { e->run(argv, b, en, grid); });
   return Status::ok();
 }
 
@@ -492,8 +669,8 @@ unsigned Runtime::numThreads() const { return impl_->pool.size(); }
 
 StatusOr<std::shared_ptr<Program>> Runtime::loadSource(std::string name,
                                                        std::string text) {
-  TESSERA_ASSIGN_OR_RETURN(auto m, driver::SourceModule::parse(std::move(name),
-                                                               std::move(text)));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto m, driver::SourceModule::parse(std::move(name), std::move(text)));
   return std::make_shared<Program>(std::move(m));
 }
 
@@ -513,12 +690,8 @@ Status Runtime::deviceStatus(DeviceKind kind) const {
   case DeviceKind::Sim:
     return Status::ok();
   case DeviceKind::Cuda: {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-      return unavailable("the 'cuda' device is unavailable: no CUDA driver "
-                         "(libcuda.so.1 not found)");
-    dlclose(h);
-    return unimplemented("the 'cuda' device is not implemented yet");
+    auto dev = impl_->cuda();
+    return dev.ok() ? Status::ok() : dev.status();
   }
   }
   return internalError("unknown device");
@@ -593,7 +766,8 @@ Runtime::compile(const Program &program, const std::string &kernel,
   // Compile the all-contiguous variant now (reports source errors early).
   uint64_t unitMask = 0;
   for (size_t i = 0; i < info->params.size(); ++i)
-    if (info->params[i].kind == ParamKind::Tensor && !info->params[i].dims.empty())
+    if (info->params[i].kind == ParamKind::Tensor &&
+        !info->params[i].dims.empty())
       unitMask |= uint64_t(1) << i;
   auto kernelObj = std::make_shared<Kernel>(std::move(impl));
   Kernel::Impl &ki = *kernelObj->impl_;

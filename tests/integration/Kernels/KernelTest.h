@@ -1,4 +1,5 @@
-//===- KernelTest.h - Shared pieces of the end-to-end kernel tests -*- C++ -*-===//
+//===- KernelTest.h - Shared pieces of the end-to-end kernel tests -*- C++
+//-*-===//
 //
 // One Runtime per test binary, kernel-library loading, HostTensor views and
 // a checked launch helper. References live in tests/integration/support.
@@ -31,13 +32,27 @@ inline Runtime &runtime() {
 }
 
 /// The device the kernel tests run on: TESSERA_DEVICE (cpu by default; ctest
-/// runs the binary once per device).
+/// runs the binary once per device: cpu, sim, cuda).
 inline DeviceKind testDevice() {
   const char *d = std::getenv("TESSERA_DEVICE");
   if (d && std::string(d) == "sim")
     return DeviceKind::Sim;
+  if (d && std::string(d) == "cuda")
+    return DeviceKind::Cuda;
   return DeviceKind::Cpu;
 }
+
+/// Skips every test when the test device cannot run kernels here (the
+/// `cuda` run on a machine without a GPU), with the runtime's reason.
+class TestDeviceEnvironment : public ::testing::Environment {
+public:
+  void SetUp() override {
+    Status s = runtime().deviceStatus(testDevice());
+    if (!s.isOk())
+      GTEST_SKIP() << deviceKindName(testDevice())
+                   << " device: " << s.toString();
+  }
+};
 
 inline std::string kernelsDir() {
   const char *src = std::getenv("TESSERA_SOURCE_DIR");

@@ -9,6 +9,11 @@ using namespace tessera;
 using namespace tessera::testing;
 namespace ref = tessera::testing;
 
+// Once per binary: skip everything when TESSERA_DEVICE names a device this
+// machine does not have.
+static ::testing::Environment *const kDeviceEnvironment =
+    ::testing::AddGlobalTestEnvironment(new TestDeviceEnvironment);
+
 namespace {
 
 // Sizes: single element, below a vector width, non-power-of-two, tile-edge
@@ -160,7 +165,8 @@ TEST_P(Stream, SequentialAndStrided) {
     ASSERT_LAUNCH(libraryKernel("stream", "copy"), {view(a), view(c)});
     ref::streamCopy(a, expected);
     EXPECT_CLOSE(c, expected, tol);
-    ASSERT_LAUNCH(libraryKernel("stream", "scale"), {view(a), view(c), Arg(3.0)});
+    ASSERT_LAUNCH(libraryKernel("stream", "scale"),
+                  {view(a), view(c), Arg(3.0)});
     ref::streamScale(a, expected, 3.0);
     EXPECT_CLOSE(c, expected, tol);
     ASSERT_LAUNCH(libraryKernel("stream", "add"), {view(a), view(b), view(c)});
