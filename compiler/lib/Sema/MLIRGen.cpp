@@ -121,19 +121,29 @@ std::string shapeText(ArrayRef<int64_t> shape) {
 
 std::string describe(const SVal &v) {
   switch (v.kind) {
-  case SVal::Kind::Invalid: return "<error>";
-  case SVal::Kind::Const: return "constant " + v.cval.toString();
-  case SVal::Kind::Scalar: return std::string(dtypeName(v.dtype)) + " scalar";
+  case SVal::Kind::Invalid:
+    return "<error>";
+  case SVal::Kind::Const:
+    return "constant " + v.cval.toString();
+  case SVal::Kind::Scalar:
+    return std::string(dtypeName(v.dtype)) + " scalar";
   case SVal::Kind::Tile:
     return std::string(dtypeName(v.dtype)) + " tile of shape " +
            shapeText(v.shape());
-  case SVal::Kind::Tensor: return "global tensor";
-  case SVal::Kind::Namespace: return "namespace '" + v.name + "'";
-  case SVal::Kind::Builtin: return "builtin '" + v.name + "'";
-  case SVal::Kind::Method: return "method '" + v.name + "'";
-  case SVal::Kind::Shape: return "shape tuple";
-  case SVal::Kind::Tuple: return "tuple";
-  case SVal::Kind::Helper: return "function '" + v.name + "'";
+  case SVal::Kind::Tensor:
+    return "global tensor";
+  case SVal::Kind::Namespace:
+    return "namespace '" + v.name + "'";
+  case SVal::Kind::Builtin:
+    return "builtin '" + v.name + "'";
+  case SVal::Kind::Method:
+    return "method '" + v.name + "'";
+  case SVal::Kind::Shape:
+    return "shape tuple";
+  case SVal::Kind::Tuple:
+    return "tuple";
+  case SVal::Kind::Helper:
+    return "function '" + v.name + "'";
   }
   return "value";
 }
@@ -171,11 +181,16 @@ bool isFloatT(DType t) { return isFloatDType(t); }
 bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 int intRank(DType t) {
   switch (t) {
-  case DType::Bool: return 0;
-  case DType::I8: return 1;
-  case DType::I32: return 2;
-  case DType::I64: return 3;
-  default: return -1;
+  case DType::Bool:
+    return 0;
+  case DType::I8:
+    return 1;
+  case DType::I32:
+    return 2;
+  case DType::I64:
+    return 3;
+  default:
+    return -1;
   }
 }
 
@@ -258,15 +273,24 @@ private:
   // --- types
   Type scalarType(DType t) {
     switch (t) {
-    case DType::F32: return b.getF32Type();
-    case DType::F16: return b.getF16Type();
-    case DType::BF16: return b.getBF16Type();
-    case DType::F8E4M3: return b.getType<Float8E4M3FNType>();
-    case DType::F8E5M2: return b.getType<Float8E5M2Type>();
-    case DType::I8: return b.getI8Type();
-    case DType::I32: return b.getI32Type();
-    case DType::I64: return b.getI64Type();
-    case DType::Bool: return b.getI1Type();
+    case DType::F32:
+      return b.getF32Type();
+    case DType::F16:
+      return b.getF16Type();
+    case DType::BF16:
+      return b.getBF16Type();
+    case DType::F8E4M3:
+      return b.getType<Float8E4M3FNType>();
+    case DType::F8E5M2:
+      return b.getType<Float8E5M2Type>();
+    case DType::I8:
+      return b.getI8Type();
+    case DType::I32:
+      return b.getI32Type();
+    case DType::I64:
+      return b.getI64Type();
+    case DType::Bool:
+      return b.getI1Type();
     }
     return b.getF32Type();
   }
@@ -302,12 +326,9 @@ private:
   SVal emitAttribute(const AttributeExpr &e);
   SVal emitSubscript(const SubscriptExpr &e);
   SVal emitBuiltin(const std::string &name, const CallExpr &e,
-                   std::vector<SVal> &args,
-                   KwArgs &kwargs,
-                   const SVal *self);
+                   std::vector<SVal> &args, KwArgs &kwargs, const SVal *self);
   SVal emitHelperCall(const FunctionDef &fn, const CallExpr &e,
-                      std::vector<SVal> &args,
-                      KwArgs &kwargs);
+                      std::vector<SVal> &args, KwArgs &kwargs);
   Value condition(const SVal &v, SourceLoc sl);
 
   // Builtin helpers.
@@ -320,14 +341,11 @@ private:
   /// indexValue of each element; false after reporting an error.
   bool indexValues(const std::vector<SVal> &vs, SourceLoc sl,
                    SmallVectorImpl<Value> &out);
-  SVal emitLoad(const CallExpr &e, std::vector<SVal> &args,
-                KwArgs &kw);
-  SVal emitStore(const CallExpr &e, std::vector<SVal> &args,
-                 KwArgs &kw);
+  SVal emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw);
+  SVal emitStore(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw);
   SVal emitReduce(tl::ReduceKind kind, const SVal &x,
                   std::optional<int64_t> axis, Location l, SourceLoc sl);
-  SVal emitMath(const std::string &fn, const SVal &x, Location l,
-                SourceLoc sl);
+  SVal emitMath(const std::string &fn, const SVal &x, Location l, SourceLoc sl);
   SVal emitDot(const SVal &a, const SVal &bb, const SVal *acc,
                std::optional<DType> accT, Location l, SourceLoc sl);
 
@@ -572,8 +590,8 @@ SVal Emitter::emitName(const NameExpr &e) {
   for (const char *ns : namespaces)
     if (e.name == ns)
       return SVal::named(SVal::Kind::Namespace, e.name);
-  static const char *builtins[] = {"range", "min",   "max", "abs",
-                                   "float", "int",   "bool", "len",
+  static const char *builtins[] = {"range", "min",   "max",         "abs",
+                                   "float", "int",   "bool",        "len",
                                    "cdiv",  "print", "static_range"};
   for (const char *bi : builtins)
     if (e.name == bi)
@@ -630,8 +648,8 @@ SVal Emitter::emit(const Expr &e) {
     return emitName(cast<NameExpr>(e));
   case Expr::Kind::Tuple:
   case Expr::Kind::List: {
-    const auto &elts = isa<TupleExpr>(e) ? cast<TupleExpr>(e).elts
-                                         : cast<ListExpr>(e).elts;
+    const auto &elts =
+        isa<TupleExpr>(e) ? cast<TupleExpr>(e).elts : cast<ListExpr>(e).elts;
     std::vector<SVal> vals;
     bool allConst = true;
     for (auto &x : elts) {
@@ -759,8 +777,8 @@ SVal Emitter::emitUnary(const UnaryExpr &e) {
       SVal f = isFp8(v.dtype) ? castTo(v, DType::F32, l) : v;
       return SVal::typed(arith::NegFOp::create(b, l, f.value), f.dtype);
     }
-    return emitBinary(BinaryOp::Sub, SVal::constant(ConstValue::integer(0)),
-                      v, e.loc());
+    return emitBinary(BinaryOp::Sub, SVal::constant(ConstValue::integer(0)), v,
+                      e.loc());
   case UnaryOp::Not:
     if (v.isTile())
       return error(e.loc(), "'not' on a tile: use '~' for element-wise "
@@ -873,8 +891,8 @@ SVal Emitter::emitBinary(BinaryOp op, SVal x, SVal y, SourceLoc sl) {
       int64_t n = y.cval.getInt();
       if (n == 0)
         return toTile(SVal::constant(ConstValue::integer(1)),
-                      ops[0].isTile() ? ops[0].shape() : ArrayRef<int64_t>{},
-                      t, l);
+                      ops[0].isTile() ? ops[0].shape() : ArrayRef<int64_t>{}, t,
+                      l);
       r = a;
       for (int64_t i = 1; i < n; ++i)
         r = isF ? arith::MulFOp::create(b, l, r, a).getResult()
@@ -934,24 +952,48 @@ SVal Emitter::emitCompare(CmpOp op, SVal x, SVal y, SourceLoc sl) {
   if (isFloatT(t)) {
     arith::CmpFPredicate p;
     switch (op) {
-    case CmpOp::Eq: p = arith::CmpFPredicate::OEQ; break;
-    case CmpOp::Ne: p = arith::CmpFPredicate::UNE; break;
-    case CmpOp::Lt: p = arith::CmpFPredicate::OLT; break;
-    case CmpOp::Le: p = arith::CmpFPredicate::OLE; break;
-    case CmpOp::Gt: p = arith::CmpFPredicate::OGT; break;
-    default: p = arith::CmpFPredicate::OGE; break;
+    case CmpOp::Eq:
+      p = arith::CmpFPredicate::OEQ;
+      break;
+    case CmpOp::Ne:
+      p = arith::CmpFPredicate::UNE;
+      break;
+    case CmpOp::Lt:
+      p = arith::CmpFPredicate::OLT;
+      break;
+    case CmpOp::Le:
+      p = arith::CmpFPredicate::OLE;
+      break;
+    case CmpOp::Gt:
+      p = arith::CmpFPredicate::OGT;
+      break;
+    default:
+      p = arith::CmpFPredicate::OGE;
+      break;
     }
     r = arith::CmpFOp::create(b, l, p, a, c);
   } else {
     arith::CmpIPredicate p;
     bool u = t == DType::Bool;
     switch (op) {
-    case CmpOp::Eq: p = arith::CmpIPredicate::eq; break;
-    case CmpOp::Ne: p = arith::CmpIPredicate::ne; break;
-    case CmpOp::Lt: p = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; break;
-    case CmpOp::Le: p = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; break;
-    case CmpOp::Gt: p = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; break;
-    default: p = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; break;
+    case CmpOp::Eq:
+      p = arith::CmpIPredicate::eq;
+      break;
+    case CmpOp::Ne:
+      p = arith::CmpIPredicate::ne;
+      break;
+    case CmpOp::Lt:
+      p = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+      break;
+    case CmpOp::Le:
+      p = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+      break;
+    case CmpOp::Gt:
+      p = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+      break;
+    default:
+      p = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+      break;
     }
     r = arith::CmpIOp::create(b, l, p, a, c);
   }
@@ -970,17 +1012,22 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
     if (e.name == "fp6" || e.name == "fp4")
       return error(e.nameLoc, "dtype '" + e.name + "' is not supported yet");
     static const char *known[] = {
-        "program_id", "num_programs", "arange", "zeros", "full", "ones",
-        "load", "store", "dot", "mma", "sum", "max", "min", "exp", "exp2",
-        "log", "log2", "sqrt", "rsqrt", "abs", "maximum", "minimum", "where",
-        "reshape", "trans", "cast", "cdiv", "atomic_add", "atomic_max",
-        "atomic_min", "static_range", "zeros_like", "full_like", "sigmoid",
-        "fma", "broadcast_to", "expand_dims", "cos", "sin", "tanh", "floor",
-        "ceil"};
+        "program_id",  "num_programs", "arange",       "zeros",
+        "full",        "ones",         "load",         "store",
+        "dot",         "mma",          "sum",          "max",
+        "min",         "exp",          "exp2",         "log",
+        "log2",        "sqrt",         "rsqrt",        "abs",
+        "maximum",     "minimum",      "where",        "reshape",
+        "trans",       "cast",         "cdiv",         "atomic_add",
+        "atomic_max",  "atomic_min",   "static_range", "zeros_like",
+        "full_like",   "sigmoid",      "fma",          "broadcast_to",
+        "expand_dims", "cos",          "sin",          "tanh",
+        "floor",       "ceil"};
     for (const char *k : known)
       if (e.name == k)
         return SVal::named(SVal::Kind::Builtin, e.name);
-    return error(e.nameLoc, "unknown builtin '" + base.name + "." + e.name + "'");
+    return error(e.nameLoc,
+                 "unknown builtin '" + base.name + "." + e.name + "'");
   }
   if (e.name == "shape") {
     if (base.kind == SVal::Kind::Tensor) {
@@ -1009,8 +1056,8 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
                        base.dtype);
   }
   if (base.isTyped() || base.isConst()) {
-    static const char *methods[] = {"to", "sum", "max", "min", "reshape",
-                                    "trans"};
+    static const char *methods[] = {"to",  "sum",     "max",
+                                    "min", "reshape", "trans"};
     for (const char *m : methods)
       if (e.name == m) {
         SVal v = SVal::named(SVal::Kind::Method, e.name);
@@ -1018,7 +1065,8 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
         return v;
       }
   }
-  return error(e.nameLoc, describe(base) + " has no attribute '" + e.name + "'");
+  return error(e.nameLoc,
+               describe(base) + " has no attribute '" + e.name + "'");
 }
 
 SVal Emitter::emitSubscript(const SubscriptExpr &e) {
@@ -1034,8 +1082,10 @@ SVal Emitter::emitSubscript(const SubscriptExpr &e) {
     if (!idx.ok())
       return idx;
     if (!idx.isConst() || !idx.cval.isInt())
-      return error(e.indices[0]->loc(), "tuple index must be a constant integer");
-    int64_t n = base.isConst() ? base.cval.getTuple().size() : base.elems.size();
+      return error(e.indices[0]->loc(),
+                   "tuple index must be a constant integer");
+    int64_t n =
+        base.isConst() ? base.cval.getTuple().size() : base.elems.size();
     int64_t i = idx.cval.getInt();
     if (i < 0)
       i += n;
@@ -1084,8 +1134,10 @@ std::optional<int64_t> Emitter::constInt(const SVal &v, SourceLoc sl,
   if (!v.ok())
     return std::nullopt;
   if (!v.isConst() || !(v.cval.isInt() || v.cval.isBool())) {
-    error(sl, std::string(what) + " must be a compile-time integer (a "
-                                  "constexpr), got " + describe(v));
+    error(sl, std::string(what) +
+                  " must be a compile-time integer (a "
+                  "constexpr), got " +
+                  describe(v));
     return std::nullopt;
   }
   return v.cval.isBool() ? int64_t(v.cval.getBool()) : v.cval.getInt();
@@ -1109,7 +1161,8 @@ Emitter::constShape(const SVal &v, SourceLoc sl, const char *what) {
   } else {
     error(sl, std::string(what) +
                   " must be a tuple of compile-time integers (constexprs), "
-                  "got " + describe(v));
+                  "got " +
+                  describe(v));
     return std::nullopt;
   }
   if (shape.empty() || shape.size() > 4) {
@@ -1197,17 +1250,15 @@ SVal Emitter::emitCall(const CallExpr &e) {
   }
 }
 
-SVal Emitter::emitHelperCall(
-    const FunctionDef &fn, const CallExpr &e, std::vector<SVal> &args,
-    KwArgs &kwargs) {
+SVal Emitter::emitHelperCall(const FunctionDef &fn, const CallExpr &e,
+                             std::vector<SVal> &args, KwArgs &kwargs) {
   if (helpers.size() >= 16)
     return error(e.loc(), "helper calls nested too deeply (recursion?)");
   Vars callee;
   if (args.size() > fn.params.size())
-    return error(e.loc(), "'" + fn.name + "' takes " +
-                              std::to_string(fn.params.size()) +
-                              " arguments (" + std::to_string(args.size()) +
-                              " given)");
+    return error(e.loc(),
+                 "'" + fn.name + "' takes " + std::to_string(fn.params.size()) +
+                     " arguments (" + std::to_string(args.size()) + " given)");
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Param &p = fn.params[i];
     if (i < args.size()) {
@@ -1283,12 +1334,13 @@ SVal Emitter::emitReduce(tl::ReduceKind kind, const SVal &xIn,
     if (i != ax)
       shape.push_back(x.shape()[i]);
   auto type = RankedTensorType::get(shape, scalarType(t));
-  Value r = tl::ReduceOp::create(b, l, type,
-                                 tl::ReduceKindAttr::get(&ctx, kind), x.value,
-                                 b.getI32IntegerAttr(ax));
-  SVal out = shape.empty()
-                 ? SVal::typed(tensor::ExtractOp::create(b, l, r, ValueRange{}), t)
-                 : SVal::typed(r, t);
+  Value r =
+      tl::ReduceOp::create(b, l, type, tl::ReduceKindAttr::get(&ctx, kind),
+                           x.value, b.getI32IntegerAttr(ax));
+  SVal out =
+      shape.empty()
+          ? SVal::typed(tensor::ExtractOp::create(b, l, r, ValueRange{}), t)
+          : SVal::typed(r, t);
   return boolMinMax ? castTo(out, DType::Bool, l) : out;
 }
 
@@ -1338,8 +1390,9 @@ SVal Emitter::emitMath(const std::string &fn, const SVal &xIn, Location l,
   else if (fn == "ceil")
     r = math::CeilOp::create(b, l, v);
   else if (fn == "sigmoid") {
-    Value one = materialize(SVal::constant(ConstValue::floating(1.0)),
-                            DType::F32, x.isTile() ? x.shape() : ArrayRef<int64_t>{}, l);
+    Value one =
+        materialize(SVal::constant(ConstValue::floating(1.0)), DType::F32,
+                    x.isTile() ? x.shape() : ArrayRef<int64_t>{}, l);
     Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, v));
     r = arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
   }
@@ -1369,7 +1422,8 @@ SVal Emitter::emitDot(const SVal &aIn, const SVal &bIn, const SVal *acc,
   if (acc && !(acc->isConst() && acc->cval.isNone())) {
     if (!acc->isConst() && !acc->isTyped())
       return error(sl, "tile.dot: the accumulator must be a tile or a "
-                       "number, got " + describe(*acc));
+                       "number, got " +
+                           describe(*acc));
     if (!accT && acc->isTyped())
       t = acc->dtype;
     if (acc->isTile() && acc->shape() != ArrayRef<int64_t>(shape))
@@ -1386,13 +1440,12 @@ SVal Emitter::emitDot(const SVal &aIn, const SVal &bIn, const SVal *acc,
       (!isFloatT(t) && t != DType::I32))
     return error(sl, std::string("tile.dot: ") + dtypeName(a.dtype) +
                          " inputs cannot accumulate in " + dtypeName(t));
-  Value r = tl::DotOp::create(b, l, c.value.getType(), a.value, bb.value,
-                              c.value);
+  Value r =
+      tl::DotOp::create(b, l, c.value.getType(), a.value, bb.value, c.value);
   return SVal::typed(r, t);
 }
 
-SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args,
-                       KwArgs &kw) {
+SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw) {
   Location l = loc(e.loc());
   auto take = [&](const char *name, size_t pos) {
     return takeArg(args, kw, name, pos);
@@ -1531,8 +1584,8 @@ SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
       return error(e.loc(), "tile.store takes either index= or offsets=");
     std::vector<SVal> tiles = tupleItems(*index);
     if ((int64_t)tiles.size() != rank)
-      return error(e.loc(), "tile.store: index= needs " +
-                                std::to_string(rank) + " index tile(s)");
+      return error(e.loc(), "tile.store: index= needs " + std::to_string(rank) +
+                                " index tile(s)");
     for (auto &t : tiles) {
       if (!t.isTile() || isFloatT(t.dtype))
         return error(e.loc(), "tile.store: indices must be integer tiles");
@@ -1582,9 +1635,9 @@ SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
   return SVal::constant(ConstValue::none());
 }
 
-SVal Emitter::emitBuiltin(
-    const std::string &name, const CallExpr &e, std::vector<SVal> &args,
-    KwArgs &kw, const SVal *self) {
+SVal Emitter::emitBuiltin(const std::string &name, const CallExpr &e,
+                          std::vector<SVal> &args, KwArgs &kw,
+                          const SVal *self) {
   Location l = loc(e.loc());
   SourceLoc sl = e.loc();
   std::vector<SVal> all;
@@ -1601,20 +1654,20 @@ SVal Emitter::emitBuiltin(
   };
   auto arity = [&](size_t lo, size_t hi) {
     if (all.size() < lo || all.size() > hi) {
-      error(sl, name + "() takes " +
-                    (lo == hi ? std::to_string(lo)
-                              : std::to_string(lo) + " to " +
-                                    std::to_string(hi)) +
-                    " positional argument" + (hi == 1 ? "" : "s") + " (" +
-                    std::to_string(all.size()) + " given)");
+      error(sl,
+            name + "() takes " +
+                (lo == hi ? std::to_string(lo)
+                          : std::to_string(lo) + " to " + std::to_string(hi)) +
+                " positional argument" + (hi == 1 ? "" : "s") + " (" +
+                std::to_string(all.size()) + " given)");
       return false;
     }
     return true;
   };
   auto noKwargs = [&]() {
     if (!kw.empty()) {
-      error(kw.begin()->second.second, name + "() has no argument '" +
-                                           kw.begin()->first + "'");
+      error(kw.begin()->second.second,
+            name + "() has no argument '" + kw.begin()->first + "'");
       return false;
     }
     return true;
@@ -1637,17 +1690,19 @@ SVal Emitter::emitBuiltin(
     if (*axis < 0 || *axis > 2)
       return error(sl, name + "() axis must be 0, 1 or 2, got " +
                            std::to_string(*axis));
-    Value r = name == "program_id"
-                  ? tl::ProgramIdOp::create(b, l, b.getI64Type(), *axis)
-                        .getResult()
-                  : tl::NumProgramsOp::create(b, l, b.getI64Type(), *axis)
-                        .getResult();
+    Value r =
+        name == "program_id"
+            ? tl::ProgramIdOp::create(b, l, b.getI64Type(), *axis).getResult()
+            : tl::NumProgramsOp::create(b, l, b.getI64Type(), *axis)
+                  .getResult();
     return SVal::typed(r, DType::I64);
   }
   if (name == "arange") {
     if (!noKwargs() || !arity(1, 2))
       return SVal::invalid();
-    auto lo = constInt(all.size() == 2 ? all[0] : SVal::constant(ConstValue::integer(0)), sl, "arange start");
+    auto lo = constInt(all.size() == 2 ? all[0]
+                                       : SVal::constant(ConstValue::integer(0)),
+                       sl, "arange start");
     auto hi = constInt(all.back(), sl, "arange end");
     if (!lo || !hi)
       return SVal::invalid();
@@ -1681,8 +1736,10 @@ SVal Emitter::emitBuiltin(
     auto shape = constShape(a[0], sl, "shape");
     if (!shape)
       return SVal::invalid();
-    SVal value = name == "full" ? a[1]
-                 : SVal::constant(ConstValue::integer(name == "ones" ? 1 : 0));
+    SVal value =
+        name == "full"
+            ? a[1]
+            : SVal::constant(ConstValue::integer(name == "ones" ? 1 : 0));
     DType dt = DType::F32;
     if (a.size() == need + 1) {
       auto d = constDTypeArg(a[need], sl);
@@ -1695,19 +1752,21 @@ SVal Emitter::emitBuiltin(
       dt = DType::Bool;
     }
     if (!value.isConst() && value.kind != SVal::Kind::Scalar)
-      return error(sl, "tile.full value must be a scalar, got " +
-                           describe(value));
+      return error(sl,
+                   "tile.full value must be a scalar, got " + describe(value));
     if (value.isConst() && !value.cval.isNumber())
-      return error(sl, "tile.full value must be a number, got " +
-                           describe(value));
+      return error(sl,
+                   "tile.full value must be a number, got " + describe(value));
     return toTile(value, *shape, dt, l);
   }
   if (name == "zeros_like" || name == "full_like") {
-    if (!noKwargs() || !arity(name == "full_like" ? 2 : 1, name == "full_like" ? 2 : 1))
+    if (!noKwargs() ||
+        !arity(name == "full_like" ? 2 : 1, name == "full_like" ? 2 : 1))
       return SVal::invalid();
     if (!all[0].isTile())
       return error(sl, name + "() needs a tile");
-    SVal value = name == "full_like" ? all[1] : SVal::constant(ConstValue::integer(0));
+    SVal value =
+        name == "full_like" ? all[1] : SVal::constant(ConstValue::integer(0));
     return toTile(value, all[0].shape(), all[0].dtype, l);
   }
   if (name == "dot" || name == "mma") {
@@ -1717,7 +1776,8 @@ SVal Emitter::emitBuiltin(
       accT = kwarg("out_dtype");
     if (!noKwargs() || !arity(2, 3))
       return SVal::invalid();
-    std::optional<SVal> acc = all.size() == 3 ? std::optional<SVal>(all[2]) : accK;
+    std::optional<SVal> acc =
+        all.size() == 3 ? std::optional<SVal>(all[2]) : accK;
     std::optional<DType> at;
     if (accT) {
       at = constDTypeArg(*accT, sl);
@@ -1747,11 +1807,17 @@ SVal Emitter::emitBuiltin(
           return SVal::invalid();
         Value r;
         if (isFloatT(*t))
-          r = name == "max" ? arith::MaximumFOp::create(b, l, ops[0].value, ops[1].value).getResult()
-                            : arith::MinimumFOp::create(b, l, ops[0].value, ops[1].value).getResult();
+          r = name == "max"
+                  ? arith::MaximumFOp::create(b, l, ops[0].value, ops[1].value)
+                        .getResult()
+                  : arith::MinimumFOp::create(b, l, ops[0].value, ops[1].value)
+                        .getResult();
         else
-          r = name == "max" ? arith::MaxSIOp::create(b, l, ops[0].value, ops[1].value).getResult()
-                            : arith::MinSIOp::create(b, l, ops[0].value, ops[1].value).getResult();
+          r = name == "max"
+                  ? arith::MaxSIOp::create(b, l, ops[0].value, ops[1].value)
+                        .getResult()
+                  : arith::MinSIOp::create(b, l, ops[0].value, ops[1].value)
+                        .getResult();
         acc = SVal::typed(r, *t);
       }
       return acc;
@@ -1767,7 +1833,8 @@ SVal Emitter::emitBuiltin(
     auto axisK = kwarg("axis");
     if (!noKwargs() || !arity(1, 2))
       return SVal::invalid();
-    std::optional<SVal> axisV = all.size() == 2 ? std::optional<SVal>(all[1]) : axisK;
+    std::optional<SVal> axisV =
+        all.size() == 2 ? std::optional<SVal>(all[1]) : axisK;
     std::optional<int64_t> axis;
     if (axisV && !(axisV->isConst() && axisV->cval.isNone())) {
       axis = constInt(*axisV, sl, "axis");
@@ -1779,9 +1846,9 @@ SVal Emitter::emitBuiltin(
                                           : tl::ReduceKind::min;
     return emitReduce(kind, all[0], axis, l, sl);
   }
-  static const char *mathFns[] = {"exp",  "exp2", "log",   "log2",
-                                  "sqrt", "rsqrt", "abs",  "cos",
-                                  "sin",  "tanh", "floor", "ceil", "sigmoid"};
+  static const char *mathFns[] = {"exp",   "exp2", "log",    "log2", "sqrt",
+                                  "rsqrt", "abs",  "cos",    "sin",  "tanh",
+                                  "floor", "ceil", "sigmoid"};
   for (const char *m : mathFns)
     if (name == m) {
       if (!noKwargs() || !arity(1, 1))
@@ -1794,18 +1861,30 @@ SVal Emitter::emitBuiltin(
       }
       if (all[0].isConst() && all[0].cval.isNumber() && name != "abs") {
         double x = all[0].cval.asDouble(), r = 0;
-        if (name == "exp") r = std::exp(x);
-        else if (name == "exp2") r = std::exp2(x);
-        else if (name == "log") r = std::log(x);
-        else if (name == "log2") r = std::log2(x);
-        else if (name == "sqrt") r = std::sqrt(x);
-        else if (name == "rsqrt") r = 1.0 / std::sqrt(x);
-        else if (name == "cos") r = std::cos(x);
-        else if (name == "sin") r = std::sin(x);
-        else if (name == "tanh") r = std::tanh(x);
-        else if (name == "floor") r = std::floor(x);
-        else if (name == "ceil") r = std::ceil(x);
-        else r = 1.0 / (1.0 + std::exp(-x));
+        if (name == "exp")
+          r = std::exp(x);
+        else if (name == "exp2")
+          r = std::exp2(x);
+        else if (name == "log")
+          r = std::log(x);
+        else if (name == "log2")
+          r = std::log2(x);
+        else if (name == "sqrt")
+          r = std::sqrt(x);
+        else if (name == "rsqrt")
+          r = 1.0 / std::sqrt(x);
+        else if (name == "cos")
+          r = std::cos(x);
+        else if (name == "sin")
+          r = std::sin(x);
+        else if (name == "tanh")
+          r = std::tanh(x);
+        else if (name == "floor")
+          r = std::floor(x);
+        else if (name == "ceil")
+          r = std::ceil(x);
+        else
+          r = 1.0 / (1.0 + std::exp(-x));
         return SVal::constant(ConstValue::floating(r));
       }
       return emitMath(name, all[0], l, sl);
@@ -1815,7 +1894,8 @@ SVal Emitter::emitBuiltin(
       return SVal::invalid();
     for (auto &v : all)
       if (!v.isConst() && !v.isTyped())
-        return error(sl, name + "() needs tiles or scalars, got " + describe(v));
+        return error(sl,
+                     name + "() needs tiles or scalars, got " + describe(v));
     if (all[0].isConst() && all[1].isConst()) {
       std::string err;
       auto r = foldBuiltinCall(name == "maximum" ? "max" : "min",
@@ -1832,14 +1912,23 @@ SVal Emitter::emitBuiltin(
       return SVal::invalid();
     Value r;
     if (isFloatT(t))
-      r = name == "maximum" ? arith::MaximumFOp::create(b, l, ops[0].value, ops[1].value).getResult()
-                            : arith::MinimumFOp::create(b, l, ops[0].value, ops[1].value).getResult();
+      r = name == "maximum"
+              ? arith::MaximumFOp::create(b, l, ops[0].value, ops[1].value)
+                    .getResult()
+              : arith::MinimumFOp::create(b, l, ops[0].value, ops[1].value)
+                    .getResult();
     else if (t == DType::Bool)
-      r = name == "maximum" ? arith::OrIOp::create(b, l, ops[0].value, ops[1].value).getResult()
-                            : arith::AndIOp::create(b, l, ops[0].value, ops[1].value).getResult();
+      r = name == "maximum"
+              ? arith::OrIOp::create(b, l, ops[0].value, ops[1].value)
+                    .getResult()
+              : arith::AndIOp::create(b, l, ops[0].value, ops[1].value)
+                    .getResult();
     else
-      r = name == "maximum" ? arith::MaxSIOp::create(b, l, ops[0].value, ops[1].value).getResult()
-                            : arith::MinSIOp::create(b, l, ops[0].value, ops[1].value).getResult();
+      r = name == "maximum"
+              ? arith::MaxSIOp::create(b, l, ops[0].value, ops[1].value)
+                    .getResult()
+              : arith::MinSIOp::create(b, l, ops[0].value, ops[1].value)
+                    .getResult();
     return SVal::typed(r, t);
   }
   if (name == "where") {
@@ -1875,13 +1964,15 @@ SVal Emitter::emitBuiltin(
       if (c.isConst())
         return c.cval.truthy() ? all[1] : all[2];
       SVal x = castTo(all[1], *t, l), y = castTo(all[2], *t, l);
-      return SVal::typed(arith::SelectOp::create(b, l, c.value, x.value, y.value), *t);
+      return SVal::typed(
+          arith::SelectOp::create(b, l, c.value, x.value, y.value), *t);
     }
     SVal cm = toTile(c, shape, DType::Bool, l);
     SVal x = toTile(all[1], shape, *t, l), y = toTile(all[2], shape, *t, l);
     if (!cm.ok() || !x.ok() || !y.ok())
       return SVal::invalid();
-    return SVal::typed(arith::SelectOp::create(b, l, cm.value, x.value, y.value), *t);
+    return SVal::typed(
+        arith::SelectOp::create(b, l, cm.value, x.value, y.value), *t);
   }
   if (name == "reshape") {
     auto shapeK = kwarg("shape");
@@ -1951,7 +2042,8 @@ SVal Emitter::emitBuiltin(
     if (all.size() == 2) {
       if (!all[1].isConst() || !all[1].cval.isTuple())
         return error(sl, "trans(): the permutation must be a tuple of "
-                         "compile-time integers, got " + describe(all[1]));
+                         "compile-time integers, got " +
+                             describe(all[1]));
       for (auto &c : all[1].cval.getTuple()) {
         if (!c.isInt())
           return error(sl, "trans(): the permutation must be a tuple of "
@@ -1963,7 +2055,8 @@ SVal Emitter::emitBuiltin(
         perm.push_back(i);
     }
     if ((int64_t)perm.size() != rank)
-      return error(sl, "trans(): permutation must have one entry per dimension");
+      return error(sl,
+                   "trans(): permutation must have one entry per dimension");
     SmallVector<int64_t> shape;
     std::vector<bool> seen(rank, false);
     for (int64_t p : perm) {
@@ -2006,7 +2099,8 @@ SVal Emitter::emitBuiltin(
       return SVal::constant(*r);
     }
     SVal num = emitBinary(BinaryOp::Add, all[0], all[1], sl);
-    num = emitBinary(BinaryOp::Sub, num, SVal::constant(ConstValue::integer(1)), sl);
+    num = emitBinary(BinaryOp::Sub, num, SVal::constant(ConstValue::integer(1)),
+                     sl);
     if (!num.ok())
       return num;
     if (num.isTyped() && isFloatT(num.dtype))
@@ -2026,7 +2120,8 @@ SVal Emitter::emitBuiltin(
     if (a.size() != 3)
       return error(sl, name + "(tensor, index, value) takes 3 arguments");
     if (a[0].kind != SVal::Kind::Tensor)
-      return error(sl, name + "() needs a global tensor, got " + describe(a[0]));
+      return error(sl,
+                   name + "() needs a global tensor, got " + describe(a[0]));
     DType dt = a[0].dtype;
     if (dt != DType::F32 && dt != DType::I32 && dt != DType::I64)
       return error(sl, name + "() supports f32, i32 and i64 tensors, not " +
@@ -2071,7 +2166,9 @@ SVal Emitter::emitBuiltin(
     }
     if (all[0].kind != SVal::Kind::Scalar)
       return error(sl, name + "() needs a scalar, got " + describe(all[0]));
-    DType t = name == "float" ? DType::F32 : name == "int" ? DType::I64 : DType::Bool;
+    DType t = name == "float" ? DType::F32
+              : name == "int" ? DType::I64
+                              : DType::Bool;
     return castTo(all[0], t, l);
   }
   if (name == "len") {
@@ -2086,7 +2183,8 @@ SVal Emitter::emitBuiltin(
   if (name == "print")
     return error(sl, "print() is not supported in kernels");
   if (name == "range" || name == "static_range")
-    return error(sl, name + "() can only be used as the iterable of a for loop");
+    return error(sl,
+                 name + "() can only be used as the iterable of a for loop");
   return error(sl, "unknown builtin '" + name + "'");
 }
 
@@ -2149,7 +2247,8 @@ void Emitter::assign(const Expr &target, SVal v, SourceLoc sl) {
     if (info.findParam(n->name) &&
         info.findParam(n->name)->kind == ParamKind::Tensor &&
         v.kind != SVal::Kind::Tensor) {
-      error(target.loc(), "cannot assign to tensor parameter '" + n->name + "'");
+      error(target.loc(),
+            "cannot assign to tensor parameter '" + n->name + "'");
       return;
     }
     vars[n->name] = v;
@@ -2339,7 +2438,7 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
     auto savedPartial = partial;
     for (int arm = 0; arm < 2; ++arm) {
       mlir::Block &blk = arm == 0 ? ifOp.getThenRegion().front()
-                            : ifOp.getElseRegion().front();
+                                  : ifOp.getElseRegion().front();
       OpBuilder::InsertionGuard g(b);
       if (blk.empty() || !blk.back().hasTrait<OpTrait::IsTerminator>()) {
         b.setInsertionPointToEnd(&blk);
@@ -2366,8 +2465,8 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
   Vars before = vars;
   Vars armVars[2];
   for (int arm = 0; arm < 2; ++arm) {
-    mlir::Block &blk = arm == 0 ? tmp.getThenRegion().front()
-                          : tmp.getElseRegion().front();
+    mlir::Block &blk =
+        arm == 0 ? tmp.getThenRegion().front() : tmp.getElseRegion().front();
     OpBuilder::InsertionGuard g(b);
     if (blk.empty() || !blk.back().hasTrait<OpTrait::IsTerminator>()) {
       b.setInsertionPointToEnd(&blk);
@@ -2416,7 +2515,8 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
     SmallVector<SVal> ops{x, y};
     auto t = joinDTypes(ops);
     if (!t)
-      t = (x.cval.isFloat() || y.cval.isFloat()) ? DType::F32 : constDType(x.cval);
+      t = (x.cval.isFloat() || y.cval.isFloat()) ? DType::F32
+                                                 : constDType(x.cval);
     SmallVector<int64_t> shape;
     if (x.isTile() && y.isTile() && x.shape() != y.shape()) {
       error(s.loc(), "'" + name + "' has shape " + shapeText(x.shape()) +
@@ -2440,16 +2540,17 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
                         ? scalarType(mergedT[i])
                         : Type(tileType(mergedShape[i], mergedT[i])));
   for (int arm = 0; arm < 2; ++arm) {
-    mlir::Block &blk = arm == 0 ? tmp.getThenRegion().front()
-                          : tmp.getElseRegion().front();
+    mlir::Block &blk =
+        arm == 0 ? tmp.getThenRegion().front() : tmp.getElseRegion().front();
     Operation *term = blk.getTerminator();
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(term);
     SmallVector<Value> vals;
     for (size_t i = 0; i < merged.size(); ++i) {
       SVal v = armVars[arm][merged[i]];
-      SVal m = mergedShape[i].empty() ? castTo(v, mergedT[i], l)
-                                      : toTile(v, mergedShape[i], mergedT[i], l);
+      SVal m = mergedShape[i].empty()
+                   ? castTo(v, mergedT[i], l)
+                   : toTile(v, mergedShape[i], mergedT[i], l);
       vals.push_back(m.value);
     }
     scf::YieldOp::create(b, l, vals);
@@ -2498,12 +2599,13 @@ void Emitter::emitFor(const ForStmt &s) {
   }
   SVal lo = args.size() >= 2 ? args[0] : SVal::constant(ConstValue::integer(0));
   SVal hi = args.size() >= 2 ? args[1] : args[0];
-  SVal step = args.size() == 3 ? args[2] : SVal::constant(ConstValue::integer(1));
+  SVal step =
+      args.size() == 3 ? args[2] : SVal::constant(ConstValue::integer(1));
   for (SVal *v : {&lo, &hi, &step})
     if (!(v->isConst() && (v->cval.isInt() || v->cval.isBool())) &&
         !(v->kind == SVal::Kind::Scalar && !isFloatT(v->dtype))) {
-      error(s.iter->loc(), callee.name + "() bounds must be integers, got " +
-                               describe(*v));
+      error(s.iter->loc(),
+            callee.name + "() bounds must be integers, got " + describe(*v));
       return;
     }
   if (step.isConst() && step.cval.getInt() <= 0) {
@@ -2615,8 +2717,10 @@ void Emitter::emitFor(const ForStmt &s) {
       }
       if (v.isTile() && !shapes[i].empty() &&
           v.shape() != ArrayRef<int64_t>(shapes[i])) {
-        error(s.loc(), "'" + carried[i] + "' changes shape inside the loop, "
-                           "from " + shapeText(shapes[i]) + " to " +
+        error(s.loc(), "'" + carried[i] +
+                           "' changes shape inside the loop, "
+                           "from " +
+                           shapeText(shapes[i]) + " to " +
                            shapeText(v.shape()));
         failedHere = true;
         break;
@@ -2736,6 +2840,18 @@ EmittedKernel Emitter::run() {
   out.numStages = env.count("num_stages") ? env["num_stages"].getInt() : 2;
   func->setAttr("tile.num_warps", b.getI32IntegerAttr(out.numWarps));
   func->setAttr("tile.num_stages", b.getI32IntegerAttr(out.numStages));
+  // The shape symbol of every tensor dimension ("" for a fixed extent):
+  // dimensions with the same symbol are equal at launch (checked by the
+  // runtime), which tessera-unify-shape-dims exploits.
+  for (const Bound &bd : bound) {
+    const ParamInfo &p = info.params[bd.param];
+    if (p.kind != ParamKind::Tensor)
+      continue;
+    SmallVector<Attribute> syms;
+    for (const auto &d : p.dims)
+      syms.push_back(b.getStringAttr(d.symbol));
+    func.setArgAttr(bd.arg, "tile.dim_symbols", b.getArrayAttr(syms));
+  }
   mlir::Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -2802,7 +2918,8 @@ EmittedKernel Emitter::run() {
     });
     if (failed(verify(*mod))) {
       diags.error(fn.loc(), "internal compiler error: generated IR does not "
-                            "verify:\n" + verifyMessage);
+                            "verify:\n" +
+                                verifyMessage);
       return out;
     }
   }
@@ -2812,18 +2929,17 @@ EmittedKernel Emitter::run() {
 
 } // namespace
 
-EmittedKernel (::tessera::sema::emitKernel)(MLIRContext &context, const ast::Module &module,
-                               const KernelDecl &decl, const ConstEnv &env,
-                               const Specialization &spec,
-                               const SourceManager &sm,
-                               ::tessera::DiagnosticEngine &diags) {
+EmittedKernel(::tessera::sema::emitKernel)(
+    MLIRContext &context, const ast::Module &module, const KernelDecl &decl,
+    const ConstEnv &env, const Specialization &spec, const SourceManager &sm,
+    ::tessera::DiagnosticEngine &diags) {
   context.loadDialect<tl::TileDialect, arith::ArithDialect, func::FuncDialect,
-                      math::MathDialect, memref::MemRefDialect,
-                      scf::SCFDialect, tensor::TensorDialect>();
+                      math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                      tensor::TensorDialect>();
   return Emitter(context, module, decl, env, spec, sm, diags).run();
 }
 
-void (::tessera::sema::registerTesseraDialects)(DialectRegistry &registry) {
+void(::tessera::sema::registerTesseraDialects)(DialectRegistry &registry) {
   registry.insert<tl::TileDialect, arith::ArithDialect, func::FuncDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect>();

@@ -246,6 +246,47 @@ def LowerSubgroupReducePass : Pass<"tessera-lower-subgroup-reduce"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def UnifyShapeDimsPass : Pass<"tessera-unify-shape-dims", "::mlir::func::FuncOp"> {
+  let summary = "Uses one memref.dim for all dimensions of a shape symbol";
+  let description = [{
+    Tensor arguments carry `tile.dim_symbols` (the shape symbol of each
+    dimension, from the kernel signature). Dimensions with the same symbol
+    are equal at launch (the runtime checks it), so every `memref.dim` of
+    such a dimension of an entry-block argument is replaced by one
+    `memref.dim` of its first occurrence. Index arithmetic derived from the
+    extents (the clipped regions of tile loads and stores) then folds
+    together under CSE.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def FuseTileCopiesPass : Pass<"tessera-fuse-tile-copies", "::mlir::func::FuncOp"> {
+  let summary = "Streams element-wise tiles between memory and memory";
+  let description = [{
+    Runs on buffers. A `linalg.generic` with identity maps and parallel
+    iterators whose output tile (a static `memref.alloc`) is only stored --
+    copied from a unit-stride subview of it to a destination, with no memory
+    write in between -- is replaced, at the store, by a generic over the
+    store's region that writes the destination directly. Each input tile
+    that was loaded from memory over exactly that region (same offsets and
+    sizes; `tessera-unify-shape-dims` makes them the same values) is read
+    from memory directly; other inputs are read through the region's
+    subview. Tile buffers left with writes only (padding fills, load copies)
+    are erased. The result is a single pass over memory for element-wise
+    kernels and epilogues, without the tile round trip (and, on the GPU,
+    without the shared memory).
+
+    Element-wise semantics make the restricted domain exact: an output
+    element depends only on the input elements at the same index, and
+    elements outside the store region are never written. Inputs that alias
+    the destination at the same positions (in-place updates) stay correct;
+    arguments that overlap in memory at shifted positions are not
+    supported (as elsewhere in tile kernels).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def GPUMatmulToMMAPass : Pass<"tessera-gpu-matmul-to-mma", "::mlir::func::FuncOp"> {
   let summary = "Rewrites tile matmuls as warp-level 16x8x16 contractions";
   let description = [{

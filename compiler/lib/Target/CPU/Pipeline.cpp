@@ -164,13 +164,14 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
   pm.addPass(mlir::tessera::createFormProgramLoopPass());
   pm.addPass(mlir::tessera::createConvertTileToLinalgPass());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "inline,symbol-dce,"
+      pm, "func.func(tessera-unify-shape-dims),inline,symbol-dce,"
           "func.func(convert-elementwise-to-linalg),"
           "canonicalize,cse,"
           "func.func(linalg-fuse-elementwise-ops),"
           "one-shot-bufferize{unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
-          "canonicalize,"
-          "func.func(buffer-hoisting,buffer-loop-hoisting),"
+          "canonicalize,cse,"
+          "func.func(buffer-hoisting,buffer-loop-hoisting,"
+          "tessera-fuse-tile-copies),"
           "buffer-deallocation-pipeline,tessera-lower-tile-atomics"));
   pm.addPass(std::make_unique<PromoteSmallAllocsPass>());
   pm.addPass(mlir::tessera::createCopyToLinalgPass());

@@ -54,12 +54,14 @@ std::string gpu::supportedArchList() {
 Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "tessera-convert-tile-to-linalg,canonicalize,cse,"
+      pm, "tessera-convert-tile-to-linalg,func.func(tessera-unify-shape-dims),"
+          "canonicalize,cse,"
           "func.func(convert-elementwise-to-linalg),"
           "func.func(linalg-fuse-elementwise-ops),"
           "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
           "allow-return-allocs-from-loops},"
-          "canonicalize,func.func(buffer-hoisting,buffer-loop-hoisting),"
+          "canonicalize,cse,func.func(buffer-hoisting,buffer-loop-hoisting,"
+          "tessera-fuse-tile-copies),"
           "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
           "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma),"
           "func.func(convert-linalg-to-parallel-loops),"
