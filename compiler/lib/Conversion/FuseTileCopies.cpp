@@ -252,12 +252,16 @@ struct FuseTileCopiesPass
     auto alloc = tile.getDefiningOp<memref::AllocOp>();
     if (!alloc)
       return;
-    SmallVector<Operation *> dead;
+    // A set: a copy between two views of the buffer (or onto itself) is
+    // reached through both operands.
+    llvm::SetVector<Operation *> dead;
     auto writeOnly = [&](Operation *user, Value v) {
       if (isa<memref::DeallocOp>(user))
         return true;
+      // (A copy of the buffer onto itself, left by bufferization, writes
+      // nothing new.)
       if (std::optional<Copy> c = asCopy(user))
-        return c->target == v && c->source != v;
+        return c->target == v;
       if (auto fill = dyn_cast<linalg::FillOp>(user))
         return fill.getOutputs()[0] == v;
       return false;
@@ -267,14 +271,14 @@ struct FuseTileCopiesPass
         for (Operation *svUser : sv->getUsers()) {
           if (!writeOnly(svUser, sv.getResult()))
             return;
-          dead.push_back(svUser);
+          dead.insert(svUser);
         }
-        dead.push_back(sv);
+        dead.insert(sv);
         continue;
       }
       if (!writeOnly(user, tile))
         return;
-      dead.push_back(user);
+      dead.insert(user);
     }
     // Users of subviews first, then the subviews, then the buffer.
     for (Operation *op : dead)

@@ -92,3 +92,41 @@ func.func @other_symbols(%a: memref<?xf32> {tile.dim_symbols = ["N"]},
   memref.copy %sc, %gc : memref<?xf32, strided<[1]>> to memref<?xf32, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// Regression: bufferization leaves a copy of the padding fill onto itself
+// (one view reached through both operands); the dead tile and its writes
+// are erased once each (a double erase corrupted the heap).
+// CHECK-LABEL: func.func @self_copy
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic
+#id2 = affine_map<(d0) -> (d0)>
+func.func @self_copy(%a: memref<?xf32> {tile.dim_symbols = ["N"]},
+                     %c: memref<?xf32> {tile.dim_symbols = ["N"]},
+                     %lo: index, %pad: index) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %ta = memref.alloc() : memref<64xf32>
+  %tc = memref.alloc() : memref<64xf32>
+  %da = memref.dim %a, %c0 : memref<?xf32>
+  %p = memref.subview %ta[0] [%pad] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+  linalg.fill ins(%zero : f32) outs(%p : memref<?xf32, strided<[1]>>)
+  memref.copy %p, %p : memref<?xf32, strided<[1]>> to memref<?xf32, strided<[1]>>
+  %ga = memref.subview %a[%lo] [%da] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+  %la = memref.subview %ta[0] [%da] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+  memref.copy %ga, %la : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel"]}
+      ins(%ta : memref<64xf32>) outs(%tc : memref<64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %x : f32
+    linalg.yield %r : f32
+  }
+  %dc = memref.dim %c, %c0 : memref<?xf32>
+  %sc = memref.subview %tc[0] [%dc] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+  %gc = memref.subview %c[%lo] [%dc] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+  memref.copy %sc, %gc : memref<?xf32, strided<[1]>> to memref<?xf32, strided<[1], offset: ?>>
+  return
+}
