@@ -27,6 +27,12 @@ def scale(x: Tensor["N", f32], y: Tensor["N", f32], s: float, BLOCK: constexpr =
 @kernel
 def pair(a: Tensor["M", "K", f16], b: Tensor["K", 4, f16], n: int):
     pass
+
+@kernel(grid=(cdiv(N, BLOCK),))
+def center(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 64):
+    off = tile.program_id(0) * BLOCK
+    v = tile.load(x, offsets=(off,), shape=(BLOCK,))
+    tile.store(y, v - tile.max(v, axis=0), offsets=(off,))
 )";
 
 std::shared_ptr<Kernel> compileScale() {
@@ -204,8 +210,9 @@ TEST(RuntimeApi, SimRunsTheGpuLowering) {
 TEST(RuntimeApi, SimRejectsConfigsThatDoNotFitInSharedMemory) {
   auto prog = rt().loadSource("d.tile", kSource);
   // 65536 f32 elements per tile: 256 KiB of shared memory for the loaded
-  // block alone.
-  auto k = rt().compile(**prog, "scale",
+  // block alone (the reduction needs the whole tile; a purely element-wise
+  // kernel would stream through global memory instead).
+  auto k = rt().compile(**prog, "center",
                         {.constants = {{"BLOCK", ConstValue::integer(65536)}}},
                         DeviceKind::Sim);
   ASSERT_FALSE(k.ok());
