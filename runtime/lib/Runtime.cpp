@@ -6,6 +6,7 @@
 #include "Cuda/CudaDevice.h"
 #include "Sim/FiberScheduler.h"
 #include "tessera/Driver/Driver.h"
+#include "tessera/Target/CUDA/Nvrtc.h"
 
 #include <algorithm>
 #include <chrono>
@@ -173,6 +174,10 @@ struct Kernel::Impl {
   simVariant(uint64_t unitMask, uint64_t absentMask);
   std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<CudaExecutable>>
       cudaVariants;
+  /// Set for a CUDA C++ kernel (Runtime::compileCuda): its loaded code and
+  /// block shape. Tensors are passed as bare device pointers.
+  std::shared_ptr<CudaExecutable> cudaSource;
+  std::array<int, 3> cudaBlock = {1, 1, 1};
   StatusOr<std::shared_ptr<CudaExecutable>> cudaVariant(uint64_t unitMask,
                                                         uint64_t absentMask);
   /// Compile times of the first variant.
@@ -183,7 +188,8 @@ struct Kernel::Impl {
   /// The kernel's argument slots: tensors as (allocated, aligned, offset,
   /// sizes..., strides...), scalars as one slot each (value in the low
   /// bytes), absent tensors omitted.
-  std::vector<int64_t> flattenArgs(const std::vector<Arg> &args) const;
+  std::vector<int64_t> flattenArgs(const std::vector<Arg> &args,
+                                   size_t firstParam = 0) const;
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
     uint64_t unitMask = 0, absentMask = 0;
@@ -380,7 +386,10 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
         "(2^31-1, 65535, 65535)",
         name.c_str(), (long long)c.grid[0], (long long)c.grid[1],
         (long long)c.grid[2]);
-  TESSERA_ASSIGN_OR_RETURN(auto exe, cudaVariant(c.unitMask, c.absentMask));
+  std::shared_ptr<CudaExecutable> exe = cudaSource;
+  if (!exe) {
+    TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(c.unitMask, c.absentMask));
+  }
   // Host tensors are staged through device buffers: copied in before the
   // launch and back after it (the kernel may write any of them).
   struct Staged {
@@ -411,7 +420,25 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
     a = Arg(dv);
     staged.push_back(std::move(st));
   }
-  std::vector<int64_t> slots = flattenArgs(deviceArgs);
+  std::vector<int64_t> slots;
+  if (cudaSource) {
+    // A CUDA C++ kernel takes a pointer per tensor and its scalars.
+    for (size_t ai = 0; ai < deviceArgs.size(); ++ai) {
+      const Arg &a = deviceArgs[ai];
+      if (const TensorView *t = a.tensor()) {
+        int64_t ptr;
+        std::memcpy(&ptr, &t->data, sizeof(ptr));
+        slots.push_back(ptr);
+      } else if (!a.isNone()) {
+        std::vector<int64_t> one = flattenArgs({a}, ai);
+        slots.insert(slots.end(), one.begin(), one.end());
+      } else {
+        slots.push_back(0); // an omitted optional tensor: a null pointer
+      }
+    }
+  } else {
+    slots = flattenArgs(deviceArgs);
+  }
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
@@ -420,6 +447,9 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
   cuda::Dim3 grid{unsigned(c.grid[0]), unsigned(c.grid[1]),
                   unsigned(c.grid[2])};
   cuda::Dim3 block{unsigned(exe->blockSize), 1, 1};
+  if (cudaSource)
+    block = {unsigned(cudaBlock[0]), unsigned(cudaBlock[1]),
+             unsigned(cudaBlock[2])};
   TESSERA_RETURN_IF_ERROR(dev->launch(exe->function, grid, block,
                                       unsigned(exe->sharedBytes), nullptr,
                                       params.data()));
@@ -593,15 +623,15 @@ Kernel::check(const std::vector<Arg> &args, const LaunchOptions &opts) const {
   return c.grid;
 }
 
-std::vector<int64_t>
-Kernel::Impl::flattenArgs(const std::vector<Arg> &args) const {
+std::vector<int64_t> Kernel::Impl::flattenArgs(const std::vector<Arg> &args,
+                                               size_t firstParam) const {
   // Flatten: tensors as (allocated, aligned, offset, sizes..., strides...),
   // scalars as one slot each.
   std::vector<int64_t> slots;
   slots.reserve(64);
   for (size_t ai = 0; ai < args.size(); ++ai) {
     const Arg &a = args[ai];
-    const ParamInfo &p = info->params[launchParams[ai]];
+    const ParamInfo &p = info->params[launchParams[firstParam + ai]];
     if (p.kind == ParamKind::Tensor) {
       if (a.isNone())
         continue;
@@ -777,6 +807,96 @@ Runtime::compile(const Program &program, const std::string &kernel,
   ++impl_->stats.misses;
   impl_->stats.entries = impl_->kernels.size();
   return it->second;
+}
+
+StatusOr<std::shared_ptr<Kernel>>
+Runtime::compileCuda(const CudaKernelSource &src, DeviceKind device) {
+  if (device != DeviceKind::Cuda)
+    return unimplemented("CUDA C++ kernel '%s' (%s) runs on the cuda device "
+                         "only, not on %s",
+                         src.kernel.c_str(), src.name.c_str(),
+                         deviceKindName(device));
+  if (src.kernel.empty())
+    return invalidArgument("%s: no kernel name given", src.name.c_str());
+  for (int b : src.block)
+    if (b <= 0)
+      return invalidArgument("%s: block dimensions must be positive",
+                             src.name.c_str());
+  if (int64_t(src.block[0]) * src.block[1] * src.block[2] > 1024)
+    return invalidArgument("%s: a block of %d x %d x %d threads exceeds 1024",
+                           src.name.c_str(), src.block[0], src.block[1],
+                           src.block[2]);
+  // The signature and grid go through the tile-language front end, which
+  // gives the launch-time checks and the grid evaluation of tile kernels.
+  const std::string ident = "cuda_kernel";
+  std::string text = (src.grid.empty() ? std::string("@kernel\n")
+                                       : "@kernel(grid=" + src.grid + ")\n") +
+                     "def " + ident + "(" + src.signature + "):\n    pass\n";
+  auto m = driver::SourceModule::parse(src.name + " (signature)", text);
+  if (!m.ok())
+    return invalidArgument("signature of CUDA kernel '%s': %s",
+                           src.kernel.c_str(), m.status().message().c_str());
+  std::shared_ptr<const driver::SourceModule> module = std::move(*m);
+  const KernelInfo *info = module->findKernel(ident);
+  if (!info)
+    return internalError("signature module without its kernel");
+
+  // Compile first (for the device's architecture when there is one), so
+  // that source errors surface even without a GPU.
+  auto dev = impl_->cuda();
+  cuda::NvrtcOptions o;
+  o.arch = dev.ok() ? (*dev)->properties().archName() : "sm_90a";
+  o.options = src.options;
+  o.headers = src.headers;
+  o.nameExpressions = {src.kernel};
+  TESSERA_ASSIGN_OR_RETURN(cuda::NvrtcResult compiled,
+                           cuda::compileCuda(src.source, src.name, o));
+  if (!dev.ok())
+    return dev.status();
+
+  auto impl = std::make_unique<Kernel::Impl>();
+  impl->rt = impl_.get();
+  impl->name = ident;
+  impl->info = info;
+  impl->device = DeviceKind::Cuda;
+  impl->module = module;
+  impl->cudaBlock = src.block;
+  impl->times.codegen = compiled.seconds * 1e3;
+  impl->paramDTypes.assign(info->params.size(), DType::F32);
+  for (size_t i = 0; i < info->params.size(); ++i) {
+    const ParamInfo &p = info->params[i];
+    if (p.kind == ParamKind::Constexpr)
+      return invalidArgument("signature of CUDA kernel '%s': constexpr "
+                             "parameter '%s' (pass it as an NVRTC -D option)",
+                             src.kernel.c_str(), p.name.c_str());
+    impl->launchParams.push_back(int(i));
+    if (p.kind != ParamKind::Tensor)
+      continue;
+    auto d = parseDType(p.dtype);
+    if (!d)
+      return invalidArgument("signature of CUDA kernel '%s': parameter '%s' "
+                             "needs a concrete dtype, not '%s'",
+                             src.kernel.c_str(), p.name.c_str(),
+                             p.dtype.c_str());
+    impl->paramDTypes[i] = *d;
+  }
+  cuda::CudaDevice *device0 = *dev;
+  auto exe = std::make_shared<CudaExecutable>();
+  const std::string &image =
+      compiled.cubin.empty() ? compiled.ptx : compiled.cubin;
+  TESSERA_ASSIGN_OR_RETURN(exe->module, device0->loadModule(image));
+  std::string lowered = src.kernel;
+  if (auto it = compiled.loweredNames.find(src.kernel);
+      it != compiled.loweredNames.end())
+    lowered = it->second;
+  TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(lowered));
+  exe->blockSize = src.block[0] * src.block[1] * src.block[2];
+  exe->sharedBytes = src.dynamicSharedBytes;
+  if (exe->sharedBytes > 48 * 1024)
+    TESSERA_RETURN_IF_ERROR(device0->setMaxDynamicSharedMemory(
+        exe->function, int(exe->sharedBytes)));
+  impl->cudaSource = exe;
+  return std::make_shared<Kernel>(std::move(impl));
 }
 
 CompileCacheStats Runtime::cacheStats() const {

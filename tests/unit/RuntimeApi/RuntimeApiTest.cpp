@@ -221,3 +221,93 @@ TEST(RuntimeApi, SimRejectsConfigsThatDoNotFitInSharedMemory) {
 }
 
 } // namespace
+
+namespace {
+
+const char *kSaxpyCu = R"(
+template <typename T>
+__global__ void saxpy(const T *x, T *y, float a, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = a * x[i] + y[i];
+}
+)";
+
+CudaKernelSource saxpySource() {
+  CudaKernelSource src;
+  src.name = "saxpy.cu";
+  src.source = kSaxpyCu;
+  src.kernel = "saxpy<float>";
+  src.signature =
+      R"(x: Tensor["N", f32], y: Tensor["N", f32], a: float, n: int)";
+  src.grid = "(cdiv(N, 128),)";
+  src.block = {128, 1, 1};
+  return src;
+}
+
+bool haveNvrtc() {
+  // The runtime reports a missing NVRTC as UNAVAILABLE when compiling.
+  CudaKernelSource src = saxpySource();
+  auto k = rt().compileCuda(src);
+  return k.ok() || k.status().message().find("NVRTC") == std::string::npos ||
+         k.status().code() != StatusCode::kUnavailable;
+}
+
+} // namespace
+
+TEST(RuntimeApi, CudaSourceCompileErrorsCarryTheNvrtcLog) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "NVRTC is not installed";
+  CudaKernelSource src = saxpySource();
+  src.source = "__global__ void saxpy(float *x) { x[0] = undeclared_name; }\n";
+  src.kernel = "saxpy";
+  src.signature = R"(x: Tensor["N", f32])";
+  auto k = rt().compileCuda(src);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument)
+      << k.status().toString();
+  EXPECT_THAT(k.status().message(), HasSubstr("saxpy.cu"));
+  EXPECT_THAT(k.status().message(), HasSubstr("undeclared_name"));
+}
+
+TEST(RuntimeApi, CudaSourceSignatureAndDeviceAreChecked) {
+  CudaKernelSource src = saxpySource();
+  src.signature = "x: Tensor[";
+  auto k = rt().compileCuda(src);
+  EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(k.status().message(), HasSubstr("signature of CUDA kernel"));
+  k = rt().compileCuda(saxpySource(), DeviceKind::Cpu);
+  EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented);
+  src = saxpySource();
+  src.block = {2048, 1, 1};
+  EXPECT_EQ(rt().compileCuda(src).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// What a user with a GPU runs: the CUDA C++ kernel through the same launch
+// call as tile kernels. Without a GPU, valid source compiles with NVRTC and
+// the result says the device is unavailable.
+TEST(RuntimeApi, CudaSourceKernelLaunches) {
+  auto k = rt().compileCuda(saxpySource());
+  if (!k.ok()) {
+    EXPECT_EQ(k.status().code(), StatusCode::kUnavailable)
+        << k.status().toString();
+    GTEST_SKIP() << k.status().toString();
+  }
+  std::vector<float> x(1000), y(1000);
+  for (int i = 0; i < 1000; ++i) {
+    x[i] = float(i);
+    y[i] = 1.0f;
+  }
+  Status s = (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {1000}),
+                           TensorView::contiguous(y.data(), DType::F32, {1000}),
+                           Arg(2.0), Arg(int64_t(1000))});
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_EQ(y[i], 2.0f * float(i) + 1.0f) << i;
+  // The launch checks are the tile kernels' ones.
+  s = (*k)->launch({TensorView::contiguous(x.data(), DType::F16, {1000}),
+                    TensorView::contiguous(y.data(), DType::F32, {1000}),
+                    Arg(2.0), Arg(int64_t(1000))});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}

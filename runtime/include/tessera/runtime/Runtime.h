@@ -6,8 +6,9 @@
 //
 //   tessera::Runtime rt;
 //   auto prog = rt.loadFile("kernels_dsl/vector_ops.tile");
-//   auto axpy = rt.compile(**prog, "axpy", {.constants = {{"BLOCK_SIZE", 1024}}});
-//   Status s = (*axpy)->launch({TensorView::contiguous(x, DType::F32, {n}),
+//   auto axpy = rt.compile(**prog, "axpy", {.constants = {{"BLOCK_SIZE",
+//   1024}}}); Status s = (*axpy)->launch({TensorView::contiguous(x, DType::F32,
+//   {n}),
 //                               TensorView::contiguous(y, DType::F32, {n}),
 //                               Arg(2.0)});
 //
@@ -96,7 +97,9 @@ struct CompileOptions {
 /// Per-stage compile times of one compiled variant, in milliseconds.
 struct CompileTimes {
   double parse = 0, sema = 0, tilePasses = 0, lowering = 0, codegen = 0;
-  double total() const { return parse + sema + tilePasses + lowering + codegen; }
+  double total() const {
+    return parse + sema + tilePasses + lowering + codegen;
+  }
 };
 
 /// A parsed source module.
@@ -150,6 +153,37 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// A hand-written CUDA C++ kernel for Runtime::compileCuda. It becomes a
+/// Kernel like a tile kernel: the same launch call, argument checks and
+/// grid evaluation, so that tile and CUDA C++ kernels are interchangeable
+/// for the runtime, the autotuner and the benchmarks.
+struct CudaKernelSource {
+  /// File name for messages, e.g. "saxpy.cu".
+  std::string name = "kernel.cu";
+  std::string source;
+  /// The `__global__` function: its name for an `extern "C"` kernel, or a
+  /// name expression such as "scale<float>" (NVRTC finds the mangled name).
+  std::string kernel;
+  /// The parameters in the tile language's syntax, e.g.
+  /// `x: Tensor["N", f32], y: Tensor["N", f32], a: float, n: int`. Tensors
+  /// are passed as device pointers to their first element (the kernel sees
+  /// no strides: pass contiguous views); `float` as a 32-bit float, `int`
+  /// as a 64-bit integer (declare `long long`/`int64_t` in the kernel), a
+  /// `bool` as one byte.
+  std::string signature;
+  /// The grid in blocks, as `@kernel(grid=...)` spells it: e.g.
+  /// "(cdiv(N, 256),)". Empty: pass LaunchOptions::grid at launch.
+  std::string grid;
+  /// Threads per block.
+  std::array<int, 3> block = {256, 1, 1};
+  /// Dynamic shared memory per block, in bytes.
+  int64_t dynamicSharedBytes = 0;
+  /// NVRTC options (e.g. "-DBLOCK=256", "-std=c++17") and in-memory
+  /// headers (include name, contents).
+  std::vector<std::string> options;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
 struct RuntimeOptions {
   /// Threads for CPU launches; 0 means all hardware threads.
   unsigned numThreads = 0;
@@ -176,10 +210,19 @@ public:
 
   /// Compiles (or fetches from the in-process cache) kernel `kernel` of
   /// `program`. The same source + specialisation + device compiles once.
-  StatusOr<std::shared_ptr<Kernel>> compile(const Program &program,
-                                            const std::string &kernel,
-                                            const CompileOptions &options = {},
-                                            DeviceKind device = DeviceKind::Cpu);
+  StatusOr<std::shared_ptr<Kernel>>
+  compile(const Program &program, const std::string &kernel,
+          const CompileOptions &options = {},
+          DeviceKind device = DeviceKind::Cpu);
+
+  /// Compiles a CUDA C++ kernel with NVRTC for the `cuda` device. The
+  /// source is compiled before the device is opened: a compile error is
+  /// INVALID_ARGUMENT with the NVRTC log even where there is no GPU
+  /// (then, for valid source, the result is UNAVAILABLE). Other devices
+  /// are UNIMPLEMENTED.
+  StatusOr<std::shared_ptr<Kernel>>
+  compileCuda(const CudaKernelSource &source,
+              DeviceKind device = DeviceKind::Cuda);
 
   CompileCacheStats cacheStats() const;
   unsigned numThreads() const;
