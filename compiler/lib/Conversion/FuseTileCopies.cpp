@@ -113,7 +113,7 @@ bool sameRegion(memref::SubViewOp a, memref::SubViewOp b) {
 bool writesBetween(Operation *from, Operation *to) {
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
-    if (isPure(op))
+    if (isMemoryEffectFree(op))
       continue;
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects || effects.hasEffect<MemoryEffects::Write>())
@@ -193,7 +193,7 @@ struct FuseTileCopiesPass
                v.getDefiningOp<memref::SubViewOp>().getSource() == tile))
             touches = true;
       });
-      if (touches && !isPure(op))
+      if (touches && !isMemoryEffectFree(op))
         return std::nullopt;
     }
     return load;

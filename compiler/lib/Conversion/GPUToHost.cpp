@@ -29,6 +29,9 @@ constexpr const char *kShuffleFn = "tessera_sim_shuffle";
 constexpr const char *kAccessFn = "tessera_sim_access";
 constexpr const char *kLdMatrixFn = "tessera_sim_ldmatrix";
 constexpr const char *kMmaFn = "tessera_sim_mma";
+constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
+constexpr const char *kCpAsyncCommitFn = "tessera_sim_cp_async_commit";
+constexpr const char *kCpAsyncWaitFn = "tessera_sim_cp_async_wait";
 
 func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
@@ -127,7 +130,8 @@ Value inBounds(OpBuilder &b, Location l, Value memref, ValueRange indices,
 /// fault and replaced by 0 (the simulator then delivers zeros).
 Value guardedAddress(const CheckHooks &hooks, OpBuilder &b, Location l,
                      Value memref, ValueRange indices, int64_t extent,
-                     int64_t bytes, Value simCtx, int64_t site) {
+                     int64_t bytes, Value simCtx, int64_t site,
+                     int64_t kind = 0) {
   Type i64 = b.getI64Type();
   Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
   auto ifOp = scf::IfOp::create(
@@ -138,7 +142,7 @@ Value guardedAddress(const CheckHooks &hooks, OpBuilder &b, Location l,
             tb, l, hooks.access,
             ValueRange{simCtx, addr,
                        arith::ConstantIntOp::create(tb, l, i64, bytes),
-                       arith::ConstantIntOp::create(tb, l, i64, 0), siteV});
+                       arith::ConstantIntOp::create(tb, l, i64, kind), siteV});
         scf::YieldOp::create(
             tb, l, ValueRange{arith::IndexCastOp::create(tb, l, i64, addr)});
       },
@@ -289,10 +293,18 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                     "uses a shared view in a way sim does not support");
               cast.replaceAllUsesWith(nv.getResult());
               cast.erase();
+            } else if (auto sv = dyn_cast<memref::SubViewOp>(owner)) {
+              // A view of the tile in the (former) workgroup space.
+              OpBuilder sb(sv);
+              auto nsv = memref::SubViewOp::create(
+                  sb, sv.getLoc(), nv.getResult(), sv.getMixedOffsets(),
+                  sv.getMixedSizes(), sv.getMixedStrides());
+              sv.replaceAllUsesWith(nsv.getResult());
+              sv.erase();
             } else if (isa<vector::LoadOp, vector::StoreOp,
                            vector::TransferReadOp, vector::TransferWriteOp,
-                           nvgpu::LdMatrixOp, memref::LoadOp, memref::StoreOp>(
-                           owner)) {
+                           nvgpu::LdMatrixOp, nvgpu::DeviceAsyncCopyOp,
+                           memref::LoadOp, memref::StoreOp>(owner)) {
               // Accesses whose result types do not depend on the memref's
               // address space read the view directly.
               use.set(nv.getResult());
@@ -479,6 +491,58 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                 a.address, bs.address, c.address, d.address, site});
         mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
         toErase.push_back(op);
+      } else if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+        // Deferred until the thread waits for its group: a read of the
+        // destination before the wait sees the old contents, as it may on
+        // a GPU.
+        Type i64 = ob.getI64Type();
+        auto dstType = cast<MemRefType>(cp.getDst().getType());
+        int64_t elemBytes = dstType.getElementTypeBitWidth() / 8;
+        int64_t n = cp.getDstElements().getZExtValue();
+        int64_t bytes = n * elemBytes;
+        Value srcBytes = arith::ConstantIntOp::create(ob, l, i64, bytes);
+        if (Value se = cp.getSrcElements())
+          srcBytes = arith::MulIOp::create(
+              ob, l, arith::IndexCastOp::create(ob, l, i64, se),
+              arith::ConstantIntOp::create(ob, l, i64, elemBytes));
+        int64_t site = sites.size();
+        sites.push_back(ob.getStringAttr(describe(op)));
+        Value src, dst;
+        if (checks) {
+          src = guardedAddress(hooks, ob, l, cp.getSrc(), cp.getSrcIndices(), n,
+                               bytes, simCtx, site);
+          dst = guardedAddress(hooks, ob, l, cp.getDst(), cp.getDstIndices(), n,
+                               bytes, simCtx, site, /*kind=*/1);
+        } else {
+          src = arith::IndexCastOp::create(
+              ob, l, i64, addressOf(ob, l, cp.getSrc(), cp.getSrcIndices()));
+          dst = arith::IndexCastOp::create(
+              ob, l, i64, addressOf(ob, l, cp.getDst(), cp.getDstIndices()));
+        }
+        func::FuncOp fn =
+            declare(module, kCpAsyncFn,
+                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
+        func::CallOp::create(
+            ob, l, fn,
+            ValueRange{simCtx, dst, src,
+                       arith::ConstantIntOp::create(ob, l, i64, bytes),
+                       srcBytes,
+                       arith::ConstantIntOp::create(ob, l, i64, site)});
+        toErase.push_back(op);
+      } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+        func::FuncOp fn = declare(module, kCpAsyncCommitFn,
+                                  ob.getFunctionType({ob.getI64Type()}, {}));
+        func::CallOp::create(ob, l, fn, ValueRange{simCtx});
+        toErase.push_back(op);
+      } else if (auto w = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+        Type i64 = ob.getI64Type();
+        func::FuncOp fn =
+            declare(module, kCpAsyncWaitFn, ob.getFunctionType({i64, i64}, {}));
+        func::CallOp::create(
+            ob, l, fn,
+            ValueRange{simCtx, arith::ConstantIntOp::create(
+                                   ob, l, i64, w.getNumGroups().value_or(0))});
+        toErase.push_back(op);
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);
         toErase.push_back(op);
@@ -490,7 +554,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     });
     if (r.wasInterrupted())
       return failure();
-    for (Operation *op : toErase)
+    // Last first: an async group token is used by the wait that follows.
+    for (Operation *op : llvm::reverse(toErase))
       op->erase();
     // Casts from the (former) workgroup space are now identities.
     SmallVector<memref::MemorySpaceCastOp> casts;

@@ -48,6 +48,13 @@ struct Fiber {
   int64_t syncSite = -1, syncValue = 0, syncOffset = 0, syncWidth = 32,
           syncMode = 0, syncResult = 0;
   int64_t syncPtr[4] = {0, 0, 0, 0};
+  // cp.async copies issued and not yet waited for, and the number of them
+  // in each committed group (oldest first). The copies happen at the wait.
+  struct AsyncCopy {
+    int64_t dst, src, bytes, srcBytes;
+  };
+  std::vector<AsyncCopy> asyncCopies;
+  std::vector<size_t> asyncGroups;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -132,6 +139,25 @@ void switchToScheduler(Fiber *f, bool dying) {
 #endif
 }
 
+/// Performs the thread's first `count` pending async copies (bytes past
+/// `srcBytes` are zero-filled, as cp.async's src-size does).
+void completeAsyncCopies(Fiber *f, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const Fiber::AsyncCopy &c = f->asyncCopies[i];
+    if (!c.dst || !c.src)
+      continue; // reported out of bounds when issued
+    auto *dst = reinterpret_cast<unsigned char *>(uintptr_t(c.dst));
+    auto *src = reinterpret_cast<const unsigned char *>(uintptr_t(c.src));
+    int64_t n = std::min(c.srcBytes, c.bytes);
+    std::memcpy(dst, src, size_t(std::max<int64_t>(n, 0)));
+    if (n < c.bytes)
+      std::memset(dst + std::max<int64_t>(n, 0), 0,
+                  size_t(c.bytes - std::max<int64_t>(n, 0)));
+  }
+  f->asyncCopies.erase(f->asyncCopies.begin(),
+                       f->asyncCopies.begin() + ptrdiff_t(count));
+}
+
 void fiberMain(unsigned hi, unsigned lo) {
   auto *f = reinterpret_cast<Fiber *>((uintptr_t(hi) << 32) | uintptr_t(lo));
 #ifdef TESSERA_ASAN_FIBERS
@@ -139,6 +165,9 @@ void fiberMain(unsigned hi, unsigned lo) {
                                   &f->sched->mainSize);
 #endif
   f->sched->launch->entry(f->args.data());
+  // Copies never waited for still land (as they would on a GPU), after
+  // every read the thread made.
+  completeAsyncCopies(f, f->asyncCopies.size());
   f->state = FiberState::Done;
   switchToScheduler(f, /*dying=*/true);
   // Returning resumes uc_link (the scheduler).
@@ -220,6 +249,38 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
   f->syncMode = mode;
   switchToScheduler(f, /*dying=*/false);
   return f->syncResult;
+}
+
+extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
+                                     int64_t bytes, int64_t srcBytes,
+                                     int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  (void)site;
+  f->asyncCopies.push_back({dst, src, bytes, srcBytes});
+}
+
+extern "C" void tessera_sim_cp_async_commit(int64_t context) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  size_t committed = 0;
+  for (size_t g : f->asyncGroups)
+    committed += g;
+  f->asyncGroups.push_back(f->asyncCopies.size() - committed);
+}
+
+extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  // cp.async.wait_group N: all but the N most recent committed groups are
+  // complete.
+  size_t keep = size_t(std::max<int64_t>(pending, 0));
+  size_t groups = f->asyncGroups.size();
+  if (groups <= keep)
+    return;
+  size_t done = groups - keep, copies = 0;
+  for (size_t g = 0; g < done; ++g)
+    copies += f->asyncGroups[g];
+  completeAsyncCopies(f, copies);
+  f->asyncGroups.erase(f->asyncGroups.begin(),
+                       f->asyncGroups.begin() + ptrdiff_t(done));
 }
 
 extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
@@ -333,6 +394,11 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
       {"tessera_sim_shuffle", reinterpret_cast<void *>(&tessera_sim_shuffle)},
       {"tessera_sim_ldmatrix", reinterpret_cast<void *>(&tessera_sim_ldmatrix)},
       {"tessera_sim_mma", reinterpret_cast<void *>(&tessera_sim_mma)},
+      {"tessera_sim_cp_async", reinterpret_cast<void *>(&tessera_sim_cp_async)},
+      {"tessera_sim_cp_async_commit",
+       reinterpret_cast<void *>(&tessera_sim_cp_async_commit)},
+      {"tessera_sim_cp_async_wait",
+       reinterpret_cast<void *>(&tessera_sim_cp_async_wait)},
       {"tessera_sim_fault", reinterpret_cast<void *>(&tessera_sim_fault)},
       {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)}};
 }

@@ -40,6 +40,16 @@ extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
 /// c and d: 4 x f32). kind: 0 f16 inputs, 1 bf16 inputs.
 extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
                                 int64_t b, int64_t c, int64_t d, int64_t site);
+/// cp.async (nvgpu.device_async_copy): recorded, performed when the thread
+/// waits for its group (or when it ends); bytes past `srcBytes` are zeros.
+extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
+                                     int64_t bytes, int64_t srcBytes,
+                                     int64_t site);
+/// cp.async.commit_group: the copies issued since the last commit form a
+/// group.
+extern "C" void tessera_sim_cp_async_commit(int64_t context);
+/// cp.async.wait_group N: completes all but the N most recent groups.
+extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending);
 /// Reports an out-of-bounds access at `site` (the access was skipped).
 extern "C" void tessera_sim_fault(int64_t context, int64_t site);
 /// Every memory access: byte address, size, kind (0 read, 1 write,

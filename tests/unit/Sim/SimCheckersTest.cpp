@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -217,6 +218,63 @@ TEST(SimCheckers, DifferentBarriersInDivergentCodeAreReported) {
   expectReport(s, {"threads wait at different barriers (thread 0 "
                    "at gpu.barrier at",
                    "thread 32 at gpu.barrier at"});
+}
+
+// cp.async: the copy lands when the thread waits for its group, so the
+// exchange through shared memory sees the copied values...
+TEST(SimCheckers, AsyncCopyLandsAtTheWait) {
+  std::vector<float> out(64);
+  for (int t = 0; t < 64; ++t)
+    out[t] = float(t);
+  Status s = run(R"(
+      %tok = nvgpu.device_async_copy %out[%tid], %v[%tid], 1 : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group
+      nvgpu.device_async_wait %g {numGroups = 0 : i32}
+      gpu.barrier
+      %n0 = arith.addi %tid, %c1 : index
+      %n = arith.remui %n0, %c64 : index
+      %y = memref.load %s[%n] : memref<64xf32>
+      memref.store %y, %out[%tid] : memref<?xf32>
+)",
+                 out);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int t = 0; t < 64; ++t)
+    EXPECT_EQ(out[t], float((t + 1) % 64)) << t;
+}
+
+// ... and without the wait the reads see the old shared memory (the sim's
+// arena starts as 0xff bytes, a NaN), as they may on a GPU.
+TEST(SimCheckers, AsyncCopyWithoutWaitShowsStaleData) {
+  std::vector<float> out(64);
+  for (int t = 0; t < 64; ++t)
+    out[t] = float(t);
+  Status s = run(R"(
+      %tok = nvgpu.device_async_copy %out[%tid], %v[%tid], 1 : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group
+      gpu.barrier
+      %n0 = arith.addi %tid, %c1 : index
+      %n = arith.remui %n0, %c64 : index
+      %y = memref.load %s[%n] : memref<64xf32>
+      memref.store %y, %out[%tid] : memref<?xf32>
+)",
+                 out);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int t = 0; t < 64; ++t)
+    EXPECT_TRUE(std::isnan(out[t])) << t << ": " << out[t];
+}
+
+// A cp.async whose source is out of bounds is reported like any access.
+TEST(SimCheckers, OutOfBoundsAsyncCopyIsReported) {
+  std::vector<float> out(64, 0.0f);
+  Status s = run(R"(
+      %i = arith.addi %tid, %c1 : index
+      %tok = nvgpu.device_async_copy %out[%i], %v[%tid], 1 : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group
+      nvgpu.device_async_wait %g {numGroups = 0 : i32}
+)",
+                 out);
+  expectReport(s, {"out-of-bounds access in kernel 'k'", "thread 63",
+                   "nvgpu.device_async_copy"});
 }
 
 } // namespace

@@ -312,6 +312,26 @@ def GPUMatmulToMMAPass : Pass<"tessera-gpu-matmul-to-mma", "::mlir::func::FuncOp
                            "::mlir::arith::ArithDialect"];
 }
 
+def GPUAsyncCopyPass : Pass<"tessera-gpu-async-copy"> {
+  let summary = "Turns global-to-shared tile copies into cp.async";
+  let description = [{
+    Runs after `tessera-distribute-to-gpu`. A thread-strided loop whose only
+    side effect is storing into a shared-memory tile (through the generic
+    cast of its view, possibly a subview) an element loaded from global
+    memory, and which the mapping follows with a barrier, is a tile load.
+    With 4- or 8-byte elements and a source whose innermost stride is 1,
+    each element copy becomes `nvgpu.device_async_copy` (PTX `cp.async`),
+    and `nvgpu.device_async_create_group` + `nvgpu.device_async_wait
+    {numGroups = 0}` are placed before the barrier. Other copies (16-bit
+    elements, whose 4-byte cp.async needs alignment the kernel cannot know,
+    strided sources, shared-to-shared) stay synchronous. Software
+    pipelining over `num_stages` is not done yet: every copy is waited for
+    before the barrier that follows it.
+  }];
+  let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
   let summary = "Lowers warp-level contractions to nvgpu.ldmatrix/mma.sync";
   let description = [{

@@ -1,0 +1,78 @@
+// RUN: tessera-opt %s -pass-pipeline='builtin.module(gpu.module(gpu.func(tessera-gpu-async-copy)))' | FileCheck %s
+
+// Tile loads after the GPU mapping: thread-strided loops storing elements
+// loaded from global memory into shared tiles, each followed by a barrier.
+// f32 from a unit-stride source becomes cp.async into the shared view (a
+// subview of it here), committed and waited for before the barrier. An f16
+// tile load, a strided source and a shared-to-shared copy stay as they are.
+// CHECK-LABEL: gpu.func @k
+// CHECK: %[[V:.*]] = memref.view {{.*}} to memref<64x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SV:.*]] = memref.subview %[[V]]{{.*}} to memref<?x?xf32, strided<[32, 1]>, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_copy %arg0[{{.*}}], %[[SV]][{{.*}}], 1 : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[32, 1]>, #gpu.address_space<workgroup>>
+// CHECK-NOT: memref.store
+// CHECK: }
+// CHECK-NEXT: %[[G:.*]] = nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// f16 elements:
+// CHECK: memref.load %arg1
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// strided source:
+// CHECK: memref.load %arg2
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// shared to shared:
+// CHECK: memref.load %[[T:.*]][
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK-NOT: nvgpu.device_async
+gpu.module @m {
+  gpu.func @k(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %h: memref<?x?xf16, strided<[?, 1], offset: ?>>,
+              %st: memref<?x?xf32, strided<[?, ?], offset: ?>>, %rows: index, %cols: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c128 = arith.constant 128 : index
+    %c8192 = arith.constant 8192 : index
+    %c12288 = arith.constant 12288 : index
+    %tid = gpu.thread_id x
+    %arena = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %v = memref.view %arena[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf32, #gpu.address_space<workgroup>>
+    %t = memref.memory_space_cast %v : memref<64x32xf32, #gpu.address_space<workgroup>> to memref<64x32xf32>
+    %vh = memref.view %arena[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    %th = memref.memory_space_cast %vh : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+    %v2 = memref.view %arena[%c12288][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf32, #gpu.address_space<workgroup>>
+    %t2 = memref.memory_space_cast %v2 : memref<64x32xf32, #gpu.address_space<workgroup>> to memref<64x32xf32>
+    %n = arith.muli %rows, %cols : index
+    %dst = memref.subview %t[0, 0] [%rows, %cols] [1, 1] : memref<64x32xf32> to memref<?x?xf32, strided<[32, 1]>>
+    scf.for %i = %tid to %n step %c128 {
+      %r = arith.divsi %i, %cols : index
+      %c = arith.remsi %i, %cols : index
+      %x = memref.load %a[%r, %c] : memref<?x?xf32, strided<[?, 1], offset: ?>>
+      memref.store %x, %dst[%r, %c] : memref<?x?xf32, strided<[32, 1]>>
+    }
+    gpu.barrier
+    scf.for %i = %tid to %n step %c128 {
+      %r = arith.divsi %i, %cols : index
+      %c = arith.remsi %i, %cols : index
+      %x = memref.load %h[%r, %c] : memref<?x?xf16, strided<[?, 1], offset: ?>>
+      memref.store %x, %th[%r, %c] : memref<64x32xf16>
+    }
+    gpu.barrier
+    scf.for %i = %tid to %n step %c128 {
+      %r = arith.divsi %i, %cols : index
+      %c = arith.remsi %i, %cols : index
+      %x = memref.load %st[%r, %c] : memref<?x?xf32, strided<[?, ?], offset: ?>>
+      memref.store %x, %t2[%r, %c] : memref<64x32xf32>
+    }
+    gpu.barrier
+    scf.for %i = %tid to %n step %c128 {
+      %r = arith.divsi %i, %cols : index
+      %c = arith.remsi %i, %cols : index
+      %x = memref.load %t[%r, %c] : memref<64x32xf32>
+      memref.store %x, %t2[%r, %c] : memref<64x32xf32>
+    }
+    gpu.barrier
+    gpu.return
+  }
+}
