@@ -280,13 +280,15 @@ struct FuseTileCopiesPass
         return;
       dead.insert(user);
     }
-    // Users of subviews first, then the subviews, then the buffer.
+    // Users of subviews first, then the subviews, then the buffer (sorted
+    // before erasing anything: an erased op must not be looked at again).
+    SmallVector<Operation *> views, writes;
     for (Operation *op : dead)
-      if (!isa<memref::SubViewOp>(op))
-        op->erase();
-    for (Operation *op : dead)
-      if (isa<memref::SubViewOp>(op))
-        op->erase();
+      (isa<memref::SubViewOp>(op) ? views : writes).push_back(op);
+    for (Operation *op : writes)
+      op->erase();
+    for (Operation *op : views)
+      op->erase();
     alloc.erase();
   }
 };
