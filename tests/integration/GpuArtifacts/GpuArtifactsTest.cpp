@@ -1,8 +1,8 @@
 //===- GpuArtifactsTest.cpp - kernels_dsl as real cubins ------------------===//
 //
-// Each kernel at its default configuration and at one-factor-at-a-time
-// variations of its autotune space (block sizes, num_warps, head dim; the
-// parameters the GPU mapping uses), for sm_80 and sm_90a: either the
+// Each kernel at its default configuration and at every configuration of
+// its autotune space over the parameters the GPU mapping uses (block sizes,
+// num_warps, head dim), for sm_80 and sm_90a: either the
 // configuration is rejected by the shared-memory filter (RESOURCE_EXHAUSTED)
 // or it assembles with zero spill stores/loads and no local memory. Prints
 // one line per configuration (registers, shared memory).
@@ -35,6 +35,11 @@ bool mappingParameter(const std::string &name) {
          name == "HEAD_DIM";
 }
 
+/// The default configuration and every combination of the mapping
+/// parameters' values in the autotune space that satisfies the space's
+/// restrictions (parameters that do not change the GPU code, such as
+/// num_stages or VECTOR_WIDTH today, keep their defaults: their other values
+/// compile to the same code).
 std::vector<Specialization> configs(const driver::SourceModule &m,
                                     const KernelInfo &k,
                                     const std::string &precision) {
@@ -49,16 +54,27 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
       out.push_back(std::move(s));
   };
   add(Specialization{});
-  if (k.autotune)
-    for (const auto &[name, values] : k.autotune->space) {
-      if (!mappingParameter(name))
-        continue;
-      for (const ConstValue &v : values) {
-        Specialization s;
-        s.constants[name] = v;
-        add(s);
-      }
+  if (!k.autotune)
+    return out;
+  std::vector<std::pair<std::string, std::vector<ConstValue>>> dims;
+  for (const auto &[name, values] : k.autotune->space)
+    if (mappingParameter(name))
+      dims.push_back({name, values});
+  std::vector<size_t> at(dims.size(), 0);
+  while (true) {
+    Specialization s;
+    for (size_t d = 0; d < dims.size(); ++d)
+      s.constants[dims[d].first] = dims[d].second[at[d]];
+    add(s);
+    size_t d = 0;
+    for (; d < dims.size(); ++d) {
+      if (++at[d] < dims[d].second.size())
+        break;
+      at[d] = 0;
     }
+    if (d == dims.size())
+      break;
+  }
   return out;
 }
 
