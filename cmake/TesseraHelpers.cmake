@@ -21,6 +21,11 @@ if(TESSERA_SANITIZE)
       -fno-sanitize=vptr -fno-sanitize-recover=all)
   add_compile_options(${_tessera_sanitize_flags})
   add_link_options(${_tessera_sanitize_flags})
+  if("address" IN_LIST TESSERA_SANITIZE)
+    # See the header: LLVM's allocator poisoning is compiled out of our files
+    # (the LLVM/MLIR libraries it pairs with are not instrumented).
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-include${CMAKE_SOURCE_DIR}/cmake/AsanLLVMHeaders.h>)
+  endif()
 endif()
 
 if(TESSERA_ENABLE_ASSERTIONS)

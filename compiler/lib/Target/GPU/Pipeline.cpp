@@ -3,6 +3,7 @@
 #include "tessera/Target/GPU/Pipeline.h"
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Target/CPU/Pipeline.h"
 #include "tessera/Target/PassUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -164,6 +165,7 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
         for (Attribute s : a)
           sites->push_back(mlir::cast<mlir::StringAttr>(s).getValue().str());
     });
+  cpu::loadLoweringDialects(*module.getContext());
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "canonicalize,"
@@ -173,10 +175,8 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
           "func.func(arith-expand{include-bf16=true}),"
           "tessera-approximate-math,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-          "convert-vector-to-llvm,convert-ub-to-llvm,"
-          "convert-math-to-llvm,convert-math-to-libm,"
-          "finalize-memref-to-llvm,convert-arith-to-llvm,"
-          "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+          "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+          "convert-to-llvm,"
           "reconcile-unrealized-casts,canonicalize"));
   return runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument);
 }

@@ -27,6 +27,10 @@ namespace tessera::cpu {
 /// Loads every dialect and translation the pipelines need.
 void prepareContext(mlir::MLIRContext &ctx);
 
+/// Loads the dialects the final conversion to the LLVM dialect must know
+/// up front (it converts the dialects loaded when it starts).
+void loadLoweringDialects(mlir::MLIRContext &ctx);
+
 /// Tile-level clean-up: canonicalisation, CSE, constant-mask folding.
 Status runTilePasses(mlir::ModuleOp module);
 
@@ -64,7 +68,8 @@ public:
                                                      const std::string &kernel);
   ~JitKernel();
   /// `args` holds one pointer per flattened kernel argument.
-  void run(void **args, int64_t begin, int64_t end, const int64_t grid[3]) const;
+  void run(void **args, int64_t begin, int64_t end,
+           const int64_t grid[3]) const;
   /// Number of flattened argument slots the kernel takes (without the five
   /// program-loop scalars).
   size_t numArgSlots() const { return numSlots; }
