@@ -142,7 +142,6 @@ struct CudaExecutable {
   int blockSize = 0;
   int64_t sharedBytes = 0;
   driver::StageTimes times;
-  const driver::StageTimes &timesRef() const { return times; }
 };
 } // namespace
 
@@ -186,10 +185,10 @@ struct Kernel::Impl {
   Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
   Status launchCuda(const std::vector<Arg> &args, const Checked &c);
   /// The kernel's argument slots: tensors as (allocated, aligned, offset,
-  /// sizes..., strides...), scalars as one slot each (value in the low
-  /// bytes), absent tensors omitted.
-  std::vector<int64_t> flattenArgs(const std::vector<Arg> &args,
-                                   size_t firstParam = 0) const;
+  /// sizes..., strides...), absent ones omitted -- for a CUDA C++ kernel a
+  /// tensor is one pointer (null when absent) -- and scalars as one slot
+  /// each (value in the low bytes).
+  std::vector<int64_t> flattenArgs(const std::vector<Arg> &args) const;
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
     uint64_t unitMask = 0, absentMask = 0;
@@ -420,25 +419,7 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
     a = Arg(dv);
     staged.push_back(std::move(st));
   }
-  std::vector<int64_t> slots;
-  if (cudaSource) {
-    // A CUDA C++ kernel takes a pointer per tensor and its scalars.
-    for (size_t ai = 0; ai < deviceArgs.size(); ++ai) {
-      const Arg &a = deviceArgs[ai];
-      if (const TensorView *t = a.tensor()) {
-        int64_t ptr;
-        std::memcpy(&ptr, &t->data, sizeof(ptr));
-        slots.push_back(ptr);
-      } else if (!a.isNone()) {
-        std::vector<int64_t> one = flattenArgs({a}, ai);
-        slots.insert(slots.end(), one.begin(), one.end());
-      } else {
-        slots.push_back(0); // an omitted optional tensor: a null pointer
-      }
-    }
-  } else {
-    slots = flattenArgs(deviceArgs);
-  }
+  std::vector<int64_t> slots = flattenArgs(deviceArgs);
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
@@ -623,21 +604,27 @@ Kernel::check(const std::vector<Arg> &args, const LaunchOptions &opts) const {
   return c.grid;
 }
 
-std::vector<int64_t> Kernel::Impl::flattenArgs(const std::vector<Arg> &args,
-                                               size_t firstParam) const {
-  // Flatten: tensors as (allocated, aligned, offset, sizes..., strides...),
+std::vector<int64_t>
+Kernel::Impl::flattenArgs(const std::vector<Arg> &args) const {
+  // Flatten: tensors as (allocated, aligned, offset, sizes..., strides...)
+  // -- for a CUDA C++ kernel as one pointer, null when omitted -- and
   // scalars as one slot each.
   std::vector<int64_t> slots;
   slots.reserve(64);
   for (size_t ai = 0; ai < args.size(); ++ai) {
     const Arg &a = args[ai];
-    const ParamInfo &p = info->params[launchParams[firstParam + ai]];
+    const ParamInfo &p = info->params[launchParams[ai]];
     if (p.kind == ParamKind::Tensor) {
+      int64_t ptr = 0;
+      if (!a.isNone())
+        std::memcpy(&ptr, &a.tensor()->data, sizeof(ptr));
+      if (cudaSource) {
+        slots.push_back(ptr);
+        continue;
+      }
       if (a.isNone())
         continue;
       const TensorView &t = *a.tensor();
-      int64_t ptr;
-      std::memcpy(&ptr, &t.data, sizeof(ptr));
       slots.push_back(ptr);
       slots.push_back(ptr);
       slots.push_back(0);

@@ -150,7 +150,7 @@ struct FuseTileCopiesPass
       if (user == g.getOperation() || isa<memref::DeallocOp>(user))
         continue;
       auto sv = dyn_cast<memref::SubViewOp>(user);
-      if (store || !sv || sv != unitSubView(sv, out) || !sv->hasOneUse())
+      if (store || !sv || !unitSubView(sv, out) || !sv->hasOneUse())
         return std::nullopt;
       std::optional<Copy> c = asCopy(*sv->user_begin());
       if (!c || c->source != sv.getResult() ||

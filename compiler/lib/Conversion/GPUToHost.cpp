@@ -337,6 +337,32 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                                          {}))};
     // Site table shared by barriers and (with checks) memory accesses.
     SmallVector<Attribute> sites;
+    auto newSite = [&](Operation *op) -> int64_t {
+      sites.push_back(b.getStringAttr(describe(op)));
+      return int64_t(sites.size()) - 1;
+    };
+    auto siteValue = [&](OpBuilder &ob, Location l, int64_t site) -> Value {
+      return arith::ConstantIntOp::create(ob, l, ob.getI64Type(), site);
+    };
+    auto laneOf = [&](OpBuilder &ob, Location l) -> Value {
+      return arith::RemUIOp::create(ob, l, tid,
+                                    arith::ConstantIndexOp::create(ob, l, 32));
+    };
+    // The address a warp collective or async copy passes for `extent`
+    // elements at memref[indices]: checked and reported when the checkers
+    // are on (0 when out of bounds), plain otherwise.
+    auto collectiveAddress = [&](OpBuilder &ob, Location l, Value memref,
+                                 ValueRange indices, int64_t extent,
+                                 int64_t site, int64_t kind) -> Value {
+      int64_t bytes =
+          extent * cast<MemRefType>(memref.getType()).getElementTypeBitWidth() /
+          8;
+      if (checks)
+        return guardedAddress(hooks, ob, l, memref, indices, extent, bytes,
+                              simCtx, site, kind);
+      return arith::IndexCastOp::create(ob, l, ob.getI64Type(),
+                                        addressOf(ob, l, memref, indices));
+    };
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {
       OpBuilder ob(op);
@@ -360,9 +386,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             arith::ConstantIndexOp::create(ob, l, n).getResult());
         toErase.push_back(op);
       } else if (isa<gpu::BarrierOp>(op)) {
-        Value site = arith::ConstantIntOp::create(ob, l, ob.getI64Type(),
-                                                  int64_t(sites.size()));
-        sites.push_back(ob.getStringAttr(describe(op)));
+        Value site = siteValue(ob, l, newSite(op));
         func::CallOp::create(ob, l, barrier, ValueRange{simCtx, site});
         toErase.push_back(op);
       } else if (auto sh = dyn_cast<gpu::ShuffleOp>(op)) {
@@ -380,9 +404,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         Value width = arith::ExtUIOp::create(ob, l, i64, sh.getWidth());
         Value mode = arith::ConstantIntOp::create(
             ob, l, i64, static_cast<int64_t>(sh.getMode()));
-        Value site =
-            arith::ConstantIntOp::create(ob, l, i64, int64_t(sites.size()));
-        sites.push_back(ob.getStringAttr(describe(op)));
+        Value site = siteValue(ob, l, newSite(op));
         func::FuncOp fn =
             declare(module, kShuffleFn,
                     ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {i64}));
@@ -401,8 +423,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         sh.getResult(1).replaceAllUsesWith(valid);
         toErase.push_back(op);
       } else if (isa<gpu::LaneIdOp>(op)) {
-        op->getResult(0).replaceAllUsesWith(arith::RemUIOp::create(
-            ob, l, tid, arith::ConstantIndexOp::create(ob, l, 32)));
+        op->getResult(0).replaceAllUsesWith(laneOf(ob, l));
         toErase.push_back(op);
       } else if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
         // Every lane passes the address of its row; the simulator hands
@@ -410,40 +431,31 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         Type i64 = ob.getI64Type();
         auto resType = cast<VectorType>(ld.getType());
         Slot out = makeSlot(entryBuilder, ob, l, resType);
-        Value site =
-            arith::ConstantIntOp::create(ob, l, i64, int64_t(sites.size()));
-        sites.push_back(ob.getStringAttr(describe(op)));
-        // Each lane reads one 16-byte row.
-        auto memType = cast<MemRefType>(ld.getSrcMemref().getType());
-        int64_t elemBytes = memType.getElementTypeBitWidth() / 8;
-        Value addr;
-        if (checks) {
-          // Only lanes 0 .. 8*tiles-1 supply rows; the others' addresses
-          // are ignored by the instruction and not checked.
-          Value lane = arith::RemUIOp::create(
-              ob, l, tid, arith::ConstantIndexOp::create(ob, l, 32));
-          Value supplies = arith::CmpIOp::create(
-              ob, l, arith::CmpIPredicate::ult, lane,
-              arith::ConstantIndexOp::create(ob, l, 8 * ld.getNumTiles()));
-          auto ifOp = scf::IfOp::create(
-              ob, l, supplies,
-              [&](OpBuilder &tb, Location) {
-                scf::YieldOp::create(tb, l,
-                                     ValueRange{guardedAddress(
-                                         hooks, tb, l, ld.getSrcMemref(),
-                                         ld.getIndices(), 16 / elemBytes, 16,
-                                         simCtx, int64_t(sites.size()) - 1)});
-              },
-              [&](OpBuilder &eb, Location) {
-                scf::YieldOp::create(
-                    eb, l,
-                    ValueRange{arith::ConstantIntOp::create(eb, l, i64, 0)});
-              });
-          addr = ifOp.getResult(0);
-        } else {
-          addr = arith::IndexCastOp::create(
-              ob, l, i64, addressOf(ob, l, ld.getSrcMemref(), ld.getIndices()));
-        }
+        int64_t siteId = newSite(op);
+        Value site = siteValue(ob, l, siteId);
+        // Each lane reads one 16-byte row; only lanes 0 .. 8*tiles-1
+        // supply rows (the others' addresses are ignored, and not checked).
+        int64_t rowElems = 128 / cast<MemRefType>(ld.getSrcMemref().getType())
+                                     .getElementTypeBitWidth();
+        Value supplies = arith::CmpIOp::create(
+            ob, l, arith::CmpIPredicate::ult, laneOf(ob, l),
+            arith::ConstantIndexOp::create(ob, l, 8 * ld.getNumTiles()));
+        Value addr =
+            scf::IfOp::create(
+                ob, l, supplies,
+                [&](OpBuilder &tb, Location) {
+                  scf::YieldOp::create(
+                      tb, l,
+                      ValueRange{collectiveAddress(tb, l, ld.getSrcMemref(),
+                                                   ld.getIndices(), rowElems,
+                                                   siteId, /*kind=*/0)});
+                },
+                [&](OpBuilder &eb, Location) {
+                  scf::YieldOp::create(
+                      eb, l,
+                      ValueRange{arith::ConstantIntOp::create(eb, l, i64, 0)});
+                })
+                .getResult(0);
         func::FuncOp fn =
             declare(module, kLdMatrixFn,
                     ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
@@ -477,9 +489,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         storeSlot(ob, l, mma.getMatrixA(), a);
         storeSlot(ob, l, mma.getMatrixB(), bs);
         storeSlot(ob, l, mma.getMatrixC(), c);
-        Value site =
-            arith::ConstantIntOp::create(ob, l, i64, int64_t(sites.size()));
-        sites.push_back(ob.getStringAttr(describe(op)));
+        Value site = siteValue(ob, l, newSite(op));
         func::FuncOp fn = declare(
             module, kMmaFn,
             ob.getFunctionType({i64, i64, i64, i64, i64, i64, i64}, {}));
@@ -505,29 +515,19 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
           srcBytes = arith::MulIOp::create(
               ob, l, arith::IndexCastOp::create(ob, l, i64, se),
               arith::ConstantIntOp::create(ob, l, i64, elemBytes));
-        int64_t site = sites.size();
-        sites.push_back(ob.getStringAttr(describe(op)));
-        Value src, dst;
-        if (checks) {
-          src = guardedAddress(hooks, ob, l, cp.getSrc(), cp.getSrcIndices(), n,
-                               bytes, simCtx, site);
-          dst = guardedAddress(hooks, ob, l, cp.getDst(), cp.getDstIndices(), n,
-                               bytes, simCtx, site, /*kind=*/1);
-        } else {
-          src = arith::IndexCastOp::create(
-              ob, l, i64, addressOf(ob, l, cp.getSrc(), cp.getSrcIndices()));
-          dst = arith::IndexCastOp::create(
-              ob, l, i64, addressOf(ob, l, cp.getDst(), cp.getDstIndices()));
-        }
+        int64_t site = newSite(op);
+        Value src = collectiveAddress(ob, l, cp.getSrc(), cp.getSrcIndices(), n,
+                                      site, /*kind=*/0);
+        Value dst = collectiveAddress(ob, l, cp.getDst(), cp.getDstIndices(), n,
+                                      site, /*kind=*/1);
         func::FuncOp fn =
             declare(module, kCpAsyncFn,
-                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
+                    ob.getFunctionType({i64, i64, i64, i64, i64}, {}));
         func::CallOp::create(
             ob, l, fn,
             ValueRange{simCtx, dst, src,
                        arith::ConstantIntOp::create(ob, l, i64, bytes),
-                       srcBytes,
-                       arith::ConstantIntOp::create(ob, l, i64, site)});
+                       srcBytes});
         toErase.push_back(op);
       } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
         func::FuncOp fn = declare(module, kCpAsyncCommitFn,
@@ -584,8 +584,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         accesses.push_back(op);
     });
     for (Operation *op : accesses) {
-      int64_t site = sites.size();
-      sites.push_back(b.getStringAttr(describe(op)));
+      int64_t site = newSite(op);
       if (auto ld = dyn_cast<memref::LoadOp>(op))
         instrument(hooks, op, ld.getMemRef(), ld.getIndices(), 0, simCtx, site);
       else if (auto st = dyn_cast<memref::StoreOp>(op))

@@ -55,6 +55,7 @@ struct Fiber {
   };
   std::vector<AsyncCopy> asyncCopies;
   std::vector<size_t> asyncGroups;
+  size_t asyncCommitted = 0; ///< copies in asyncGroups (the oldest ones)
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -168,6 +169,8 @@ void fiberMain(unsigned hi, unsigned lo) {
   // Copies never waited for still land (as they would on a GPU), after
   // every read the thread made.
   completeAsyncCopies(f, f->asyncCopies.size());
+  f->asyncGroups.clear();
+  f->asyncCommitted = 0;
   f->state = FiberState::Done;
   switchToScheduler(f, /*dying=*/true);
   // Returning resumes uc_link (the scheduler).
@@ -252,19 +255,15 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
 }
 
 extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
-                                     int64_t bytes, int64_t srcBytes,
-                                     int64_t site) {
+                                     int64_t bytes, int64_t srcBytes) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-  (void)site;
   f->asyncCopies.push_back({dst, src, bytes, srcBytes});
 }
 
 extern "C" void tessera_sim_cp_async_commit(int64_t context) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-  size_t committed = 0;
-  for (size_t g : f->asyncGroups)
-    committed += g;
-  f->asyncGroups.push_back(f->asyncCopies.size() - committed);
+  f->asyncGroups.push_back(f->asyncCopies.size() - f->asyncCommitted);
+  f->asyncCommitted = f->asyncCopies.size();
 }
 
 extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending) {
@@ -279,6 +278,7 @@ extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending) {
   for (size_t g = 0; g < done; ++g)
     copies += f->asyncGroups[g];
   completeAsyncCopies(f, copies);
+  f->asyncCommitted -= copies;
   f->asyncGroups.erase(f->asyncGroups.begin(),
                        f->asyncGroups.begin() + ptrdiff_t(done));
 }
@@ -507,13 +507,13 @@ runBlock(const BlockLaunch &launch) {
         return Status(StatusCode::kFailedPrecondition,
                       "sim: " + sched.site(fibers[w0]->syncSite) +
                           " needs a full warp of 32 lanes in " + sched.where());
-      std::vector<Fiber *> lanes;
+      Fiber *lanes[kWarpSize];
       for (int64_t t = w0; t < w1; ++t)
-        lanes.push_back(fibers[t].get());
+        lanes[t - w0] = fibers[t].get();
       if (kind == Collective::LdMatrix)
-        runLdMatrix(lanes.data(), w1 - w0);
+        runLdMatrix(lanes, w1 - w0);
       else if (kind == Collective::Mma)
-        runMma(lanes.data(), w1 - w0);
+        runMma(lanes, w1 - w0);
       for (int64_t t = w0; t < w1 && kind == Collective::Shuffle; ++t) {
         Fiber &f = *fibers[t];
         int64_t lane = t - w0, width = std::max<int64_t>(1, f.syncWidth);

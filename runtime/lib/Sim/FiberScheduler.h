@@ -43,8 +43,7 @@ extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
 /// cp.async (nvgpu.device_async_copy): recorded, performed when the thread
 /// waits for its group (or when it ends); bytes past `srcBytes` are zeros.
 extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
-                                     int64_t bytes, int64_t srcBytes,
-                                     int64_t site);
+                                     int64_t bytes, int64_t srcBytes);
 /// cp.async.commit_group: the copies issued since the last commit form a
 /// group.
 extern "C" void tessera_sim_cp_async_commit(int64_t context);

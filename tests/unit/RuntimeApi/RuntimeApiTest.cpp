@@ -1,5 +1,6 @@
 //===- RuntimeApiTest.cpp - Runtime launch checks and compile cache -------===//
 
+#include "tessera/Target/CUDA/Nvrtc.h"
 #include "tessera/runtime/Runtime.h"
 
 #include <gmock/gmock.h>
@@ -245,19 +246,11 @@ CudaKernelSource saxpySource() {
   return src;
 }
 
-bool haveNvrtc() {
-  // The runtime reports a missing NVRTC as UNAVAILABLE when compiling.
-  CudaKernelSource src = saxpySource();
-  auto k = rt().compileCuda(src);
-  return k.ok() || k.status().message().find("NVRTC") == std::string::npos ||
-         k.status().code() != StatusCode::kUnavailable;
-}
-
 } // namespace
 
 TEST(RuntimeApi, CudaSourceCompileErrorsCarryTheNvrtcLog) {
-  if (!haveNvrtc())
-    GTEST_SKIP() << "NVRTC is not installed";
+  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.isOk())
+    GTEST_SKIP() << nvrtc.toString();
   CudaKernelSource src = saxpySource();
   src.source = "__global__ void saxpy(float *x) { x[0] = undeclared_name; }\n";
   src.kernel = "saxpy";

@@ -220,23 +220,34 @@ TEST(SimCheckers, DifferentBarriersInDivergentCodeAreReported) {
                    "thread 32 at gpu.barrier at"});
 }
 
-// cp.async: the copy lands when the thread waits for its group, so the
-// exchange through shared memory sees the copied values...
-TEST(SimCheckers, AsyncCopyLandsAtTheWait) {
-  std::vector<float> out(64);
+/// Each thread cp.async-copies out[tid] into shared memory (waiting for the
+/// copy or not), then, after a barrier, writes its neighbour's shared
+/// value to out[tid]. `out` starts as 0, 1, ..., 63.
+Status asyncExchange(bool wait, std::vector<float> &out) {
+  out.resize(64);
   for (int t = 0; t < 64; ++t)
     out[t] = float(t);
-  Status s = run(R"(
+  std::string waitOp =
+      wait ? "nvgpu.device_async_wait %g {numGroups = 0 : i32}" : "";
+  return run(R"(
       %tok = nvgpu.device_async_copy %out[%tid], %v[%tid], 1 : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
       %g = nvgpu.device_async_create_group
-      nvgpu.device_async_wait %g {numGroups = 0 : i32}
+      )" + waitOp +
+                 R"(
       gpu.barrier
       %n0 = arith.addi %tid, %c1 : index
       %n = arith.remui %n0, %c64 : index
       %y = memref.load %s[%n] : memref<64xf32>
       memref.store %y, %out[%tid] : memref<?xf32>
 )",
-                 out);
+             out);
+}
+
+// cp.async: the copy lands when the thread waits for its group, so the
+// exchange through shared memory sees the copied values...
+TEST(SimCheckers, AsyncCopyLandsAtTheWait) {
+  std::vector<float> out;
+  Status s = asyncExchange(/*wait=*/true, out);
   ASSERT_TRUE(s.isOk()) << s.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_EQ(out[t], float((t + 1) % 64)) << t;
@@ -245,19 +256,8 @@ TEST(SimCheckers, AsyncCopyLandsAtTheWait) {
 // ... and without the wait the reads see the old shared memory (the sim's
 // arena starts as 0xff bytes, a NaN), as they may on a GPU.
 TEST(SimCheckers, AsyncCopyWithoutWaitShowsStaleData) {
-  std::vector<float> out(64);
-  for (int t = 0; t < 64; ++t)
-    out[t] = float(t);
-  Status s = run(R"(
-      %tok = nvgpu.device_async_copy %out[%tid], %v[%tid], 1 : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
-      %g = nvgpu.device_async_create_group
-      gpu.barrier
-      %n0 = arith.addi %tid, %c1 : index
-      %n = arith.remui %n0, %c64 : index
-      %y = memref.load %s[%n] : memref<64xf32>
-      memref.store %y, %out[%tid] : memref<?xf32>
-)",
-                 out);
+  std::vector<float> out;
+  Status s = asyncExchange(/*wait=*/false, out);
   ASSERT_TRUE(s.isOk()) << s.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_TRUE(std::isnan(out[t])) << t << ": " << out[t];

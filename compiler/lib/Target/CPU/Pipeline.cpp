@@ -7,14 +7,10 @@
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Target/PassUtils.h"
 
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/UB/IR/UBOps.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -161,16 +157,7 @@ Status cpu::runTilePasses(ModuleOp module) {
   return runPasses(pm, module, "tile passes");
 }
 
-void cpu::loadLoweringDialects(MLIRContext &ctx) {
-  // convert-to-llvm converts the dialects loaded when it is initialised,
-  // i.e. before the pipeline runs; some appear only during it (ub.poison
-  // from vector canonicalisations, cf from scf lowering).
-  ctx.loadDialect<ub::UBDialect, vector::VectorDialect, index::IndexDialect,
-                  cf::ControlFlowDialect, LLVM::LLVMDialect>();
-}
-
 Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
-  loadLoweringDialects(*module.getContext());
   PassManager pm(module.getContext());
   pm.addPass(mlir::tessera::createFormProgramLoopPass());
   pm.addPass(mlir::tessera::createConvertTileToLinalgPass());
@@ -204,14 +191,7 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
           "func.func(convert-vector-to-scf{full-unroll=true}),"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf"));
   pm.addPass(mlir::tessera::createApproximateMathPass());
-  TESSERA_RETURN_IF_ERROR(addPipeline(
-      // One conversion to LLVM for every dialect left (through their
-      // ConvertToLLVM interfaces): a single IR walk instead of one per
-      // dialect, ~25 ms less for the GEMM kernel. Math ops with LLVM
-      // intrinsics go first, the rest to libm.
-      pm, "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
-          "convert-to-llvm,"
-          "reconcile-unrealized-casts,canonicalize"));
+  TESSERA_RETURN_IF_ERROR(addLLVMConversion(pm));
   return runPasses(pm, module, "CPU lowering");
 }
 

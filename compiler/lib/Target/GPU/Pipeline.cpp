@@ -3,7 +3,6 @@
 #include "tessera/Target/GPU/Pipeline.h"
 
 #include "tessera/Conversion/Passes.h"
-#include "tessera/Target/CPU/Pipeline.h"
 #include "tessera/Target/PassUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -165,7 +164,6 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
         for (Attribute s : a)
           sites->push_back(mlir::cast<mlir::StringAttr>(s).getValue().str());
     });
-  cpu::loadLoweringDialects(*module.getContext());
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "canonicalize,"
@@ -174,9 +172,7 @@ Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
           "target-type=f32}),"
           "func.func(arith-expand{include-bf16=true}),"
           "tessera-approximate-math,"
-          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-          "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
-          "convert-to-llvm,"
-          "reconcile-unrealized-casts,canonicalize"));
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf"));
+  TESSERA_RETURN_IF_ERROR(addLLVMConversion(pm));
   return runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument);
 }

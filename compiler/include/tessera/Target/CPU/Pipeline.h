@@ -27,10 +27,6 @@ namespace tessera::cpu {
 /// Loads every dialect and translation the pipelines need.
 void prepareContext(mlir::MLIRContext &ctx);
 
-/// Loads the dialects the final conversion to the LLVM dialect must know
-/// up front (it converts the dialects loaded when it starts).
-void loadLoweringDialects(mlir::MLIRContext &ctx);
-
 /// Tile-level clean-up: canonicalisation, CSE, constant-mask folding.
 Status runTilePasses(mlir::ModuleOp module);
 
