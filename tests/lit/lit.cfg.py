@@ -11,6 +11,8 @@ config.test_exec_root = os.path.join(config.tessera_obj_root, "tests", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tessera_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Pipelines run by tessera-compile verify the IR after every pass in tests.
+config.environment["TESSERA_VERIFY_EACH_PASS"] = "1"
 config.substitutions.append(("%kernels", os.path.join(config.tessera_src_root, "kernels_dsl")))
 
 # PTX -> cubin needs nvJitLink or ptxas from a CUDA toolkit (optional).
