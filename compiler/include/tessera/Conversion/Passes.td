@@ -96,6 +96,34 @@ def VectorizeMatmulPass : Pass<"tessera-vectorize-matmul", "::mlir::func::FuncOp
 }
 
 
+def VectorizeReductionsPass
+    : Pass<"tessera-vectorize-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Vectorises innermost-axis reductions on buffers (CPU)";
+  let description = [{
+    A `linalg.reduce` on a statically shaped memref whose only reduced
+    dimension is the innermost one (unit stride) and whose combiner is one
+    of `arith.addf/addi/mulf/muli/maximumf/minimumf/maxsi/minsi/maxnumf/
+    minnumf` becomes, for every outer index, an `scf.for` over chunks of
+    `width` elements that combines `vector.transfer_read`s into a vector
+    accumulator, followed by one `vector.reduction` with the reduce's
+    initial value as its accumulator. Plain loops would leave one
+    loop-carried scalar dependence per element that LLVM does not vectorise
+    for floats. Sums are therefore reassociated (as on the GPU, whose
+    reductions are trees); NaN propagation of `maximumf`/`minimumf` is kept.
+    Reductions whose extent has no divisor >= 4 among width, width/2, ...
+    are left alone.
+  }];
+  let options = [
+    Option<"width", "width", "int64_t", "64",
+           "Elements per chunk for 32-bit types (halved for 64-bit types)">
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+
 def CopyToLinalgPass : Pass<"tessera-copy-to-linalg"> {
   let summary = "Rewrites memref.copy as linalg.copy";
   let description = [{

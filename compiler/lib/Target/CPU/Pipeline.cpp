@@ -181,6 +181,8 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
     o.nr = t.nr;
     pm.addNestedPass<func::FuncOp>(mlir::tessera::createVectorizeMatmulPass(o));
   }
+  pm.addNestedPass<func::FuncOp>(
+      mlir::tessera::createVectorizeReductionsPass());
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "canonicalize,cse,func.func(convert-linalg-to-loops),"
           "canonicalize,cse,"

@@ -25,7 +25,10 @@ Status tessera::addLLVMConversion(mlir::PassManager &pm) {
       ->loadDialect<mlir::ub::UBDialect, mlir::vector::VectorDialect,
                     mlir::index::IndexDialect, mlir::cf::ControlFlowDialect,
                     mlir::LLVM::LLVMDialect>();
-  return addPipeline(pm, "convert-vector-to-llvm,convert-math-to-llvm,"
+  // Reductions may reassociate (tessera-vectorize-reductions already splits
+  // them into vector lanes; the GPU reduces in trees).
+  return addPipeline(pm, "convert-vector-to-llvm{reassociate-fp-reductions},"
+                         "convert-math-to-llvm,"
                          "convert-math-to-libm,convert-to-llvm,"
                          "reconcile-unrealized-casts,canonicalize");
 }
