@@ -10,12 +10,18 @@ include "mlir/Pass/PassBase.td"
 //===----------------------------------------------------------------------===//
 
 def FoldMasksPass : Pass<"tessera-fold-masks"> {
-  let summary = "Drops load/store masks that are constant";
+  let summary = "Drops load/store masks that are constant or repeat the bounds check";
   let description = [{
     A mask that is a constant all-true tile is removed from `tile.load`,
     `tile.store`, `tile.gather` and `tile.scatter`; an all-false mask turns a
     load or gather into a splat of its padding value and erases a store or
-    scatter.
+    scatter. A mask of a `tile.load` or `tile.store` that only repeats the
+    bounds check they do anyway is removed too: conjunctions of
+    `offset + arange(0, n) < dim` tests, each reshaped and/or broadcast onto
+    one axis, where `offset` is the access offset of that axis and `dim` is
+    that dimension of the accessed tensor (or of another kernel argument
+    with the same shape symbol). The load keeps its `other` value for the
+    elements outside the tensor.
 
     Before:
     ```mlir
