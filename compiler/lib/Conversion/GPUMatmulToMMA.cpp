@@ -16,6 +16,8 @@
 
 #include "mlir/Conversion/VectorToGPU/VectorToGPU.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -25,6 +27,7 @@
 namespace mlir::tessera {
 #define GEN_PASS_DEF_GPUMATMULTOMMAPASS
 #define GEN_PASS_DEF_GPUMMASYNCPASS
+#define GEN_PASS_DEF_GPUBF16MMATONVVMPASS
 #include "tessera/Conversion/Passes.h.inc"
 } // namespace mlir::tessera
 
@@ -44,9 +47,7 @@ bool isStaticRowMajor(MemRefType t) {
 }
 
 /// Whether the tensor-core path handles `op`: static row-major buffers,
-/// f16 x f16 into f32, extents multiples of the instruction. (bf16 is not
-/// yet handled by MLIR 22's vector-to-nvgpu conversion: its fragment
-/// register types cover f16, tf32 and integers only.)
+/// f16 x f16 or bf16 x bf16 into f32, extents multiples of the instruction.
 bool eligible(linalg::MatmulOp op) {
   if (!op.hasPureBufferSemantics() || op.hasUserDefinedMaps())
     return false;
@@ -56,7 +57,8 @@ bool eligible(linalg::MatmulOp op) {
   if (!isStaticRowMajor(a) || !isStaticRowMajor(b) || !isStaticRowMajor(c))
     return false;
   Type in = a.getElementType();
-  if (in != b.getElementType() || !in.isF16() || !c.getElementType().isF32())
+  if (in != b.getElementType() || !(in.isF16() || in.isBF16()) ||
+      !c.getElementType().isF32())
     return false;
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
   return a.getDimSize(0) == m && b.getDimSize(0) == k && b.getDimSize(1) == n &&
@@ -213,6 +215,43 @@ void foldSharedCasts(Operation *root) {
   });
 }
 
+/// `t` with every bf16 element type (of a vector or memref) replaced by
+/// `to`; other types unchanged.
+Type swapElementType(Type t, Type from, Type to) {
+  if (auto v = dyn_cast<VectorType>(t))
+    return v.getElementType() == from ? VectorType::get(v.getShape(), to) : t;
+  if (auto m = dyn_cast<MemRefType>(t))
+    return m.getElementType() == from
+               ? MemRefType::get(m.getShape(), to, m.getLayout(),
+                                 m.getMemorySpace())
+               : t;
+  return t == from ? to : t;
+}
+
+/// Retypes every value in `root` (results and block arguments) whose type
+/// has element type `from` to `to`, and float constants of type `from` to
+/// the same value in `to`. Used to run the f16 fragment machinery on bf16
+/// data: both are 16-bit and ldmatrix/mma.sync fragments are bit patterns
+/// until the mma.sync itself, which keeps the real type.
+void swapElementTypes(Operation *root, Type from, Type to) {
+  root->walk([&](Operation *op) {
+    if (auto c = dyn_cast<arith::ConstantOp>(op))
+      if (auto f = dyn_cast<FloatAttr>(c.getValue()); f && f.getType() == from) {
+        bool lost = false;
+        llvm::APFloat v = f.getValue();
+        v.convert(cast<FloatType>(to).getFloatSemantics(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+        c.setValueAttr(FloatAttr::get(to, v));
+      }
+    for (Value r : op->getResults())
+      r.setType(swapElementType(r.getType(), from, to));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument a : block.getArguments())
+          a.setType(swapElementType(a.getType(), from, to));
+  });
+}
+
 /// Runs MLIR's vector-to-nvgpu conversion on one warp-tile loop. The loop
 /// is converted in a scratch function whose arguments are the values it
 /// uses from above: the conversion's slice analysis otherwise follows
@@ -227,9 +266,19 @@ LogicalResult convertWarpTiles(scf::ForOp loop) {
   OpBuilder b(ctx);
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(loop.getLoc());
   b.setInsertionPointToEnd(scratch->getBody());
+  // MLIR 22's vector-to-nvgpu conversion has fragment types for f16 but
+  // not bf16: bf16 fragments are converted as f16 (same width, same
+  // layouts) and retyped back afterwards; the mma.sync keeps bf16.
+  Type bf16 = BFloat16Type::get(ctx);
+  Type f16 = Float16Type::get(ctx);
+  bool isBF16 = false;
+  loop->walk([&](vector::ContractionOp c) {
+    isBF16 |= cast<VectorType>(c.getLhsType()).getElementType().isBF16();
+  });
   SmallVector<Type> types;
   for (Value v : captured)
-    types.push_back(v.getType());
+    types.push_back(isBF16 ? swapElementType(v.getType(), bf16, f16)
+                           : v.getType());
   auto fn = func::FuncOp::create(b, loop.getLoc(), "warp_tiles",
                                  b.getFunctionType(types, {}));
   Block *entry = fn.addEntryBlock();
@@ -237,7 +286,9 @@ LogicalResult convertWarpTiles(scf::ForOp loop) {
   for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))
     in.map(v, arg);
   b.setInsertionPointToEnd(entry);
-  b.clone(*loop, in);
+  Operation *copy = b.clone(*loop, in);
+  if (isBF16)
+    swapElementTypes(copy, bf16, f16);
   func::ReturnOp::create(b, loop.getLoc());
 
   RewritePatternSet prepare(ctx);
@@ -268,8 +319,12 @@ LogicalResult convertWarpTiles(scf::ForOp loop) {
   for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))
     out.map(arg, v);
   OpBuilder back(loop);
-  for (Operation &op : entry->without_terminator())
-    back.clone(op, out)->removeAttr(kMmaAttr);
+  for (Operation &op : entry->without_terminator()) {
+    Operation *c = back.clone(op, out);
+    c->removeAttr(kMmaAttr);
+    if (isBF16)
+      swapElementTypes(c, f16, bf16);
+  }
   loop.erase();
   return success();
 }
@@ -286,6 +341,72 @@ struct GPUMMASyncPass
     for (scf::ForOp loop : loops)
       if (failed(convertWarpTiles(loop)))
         return signalPassFailure();
+  }
+};
+
+/// nvgpu.mma.sync m16n8k16 bf16 x bf16 + f32 -> nvvm.mma.sync.
+struct BF16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(nvgpu::MmaSyncOp op,
+                                PatternRewriter &b) const override {
+    auto aType = cast<VectorType>(op.getMatrixA().getType());
+    auto bType = cast<VectorType>(op.getMatrixB().getType());
+    auto cType = cast<VectorType>(op.getMatrixC().getType());
+    SmallVector<int64_t> mnk;
+    for (Attribute a : op.getMmaShape())
+      mnk.push_back(cast<IntegerAttr>(a).getInt());
+    if (!aType.getElementType().isBF16() ||
+        !bType.getElementType().isBF16() || !cType.getElementType().isF32())
+      return failure();
+    if (mnk != SmallVector<int64_t>{16, 8, 16} ||
+        aType.getShape() != ArrayRef<int64_t>{4, 2} ||
+        bType.getShape() != ArrayRef<int64_t>{2, 2} ||
+        cType.getShape() != ArrayRef<int64_t>{2, 2})
+      return op.emitOpError("bf16 mma.sync supports m16n8k16 fragments only");
+    Location l = op.getLoc();
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    auto packedRow = VectorType::get({1}, i32);
+    auto rows = [&](Value frag, int64_t n) {
+      SmallVector<Value> regs;
+      for (int64_t i = 0; i < n; ++i) {
+        Value row = vector::ExtractOp::create(b, l, frag, ArrayRef<int64_t>{i});
+        Value packed = vector::BitCastOp::create(b, l, packedRow, row);
+        regs.push_back(
+            vector::ExtractOp::create(b, l, packed, ArrayRef<int64_t>{0}));
+      }
+      return regs;
+    };
+    SmallVector<Value> a = rows(op.getMatrixA(), 4), bs = rows(op.getMatrixB(), 2);
+    SmallVector<Value> c;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        c.push_back(vector::ExtractOp::create(b, l, op.getMatrixC(),
+                                              ArrayRef<int64_t>{i, j}));
+    auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                    {f32, f32, f32, f32});
+    auto mma = NVVM::MmaOp::create(
+        b, l, resType, a, bs, c, ArrayRef<int64_t>{16, 8, 16},
+        /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(LLVM::ExtractValueOp::create(b, l, mma.getResult(),
+                                               ArrayRef<int64_t>{i}));
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, cType, d);
+    return success();
+  }
+};
+
+struct GPUBF16MmaToNVVMPass
+    : mlir::tessera::impl::GPUBF16MmaToNVVMPassBase<GPUBF16MmaToNVVMPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<BF16MmaToNVVM>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 

@@ -78,8 +78,8 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
   return out;
 }
 
-/// A kernel family and the precision policy it is compiled with (f16 runs
-/// the dots on tensor cores).
+/// A kernel family and the precision policy it is compiled with (f16 and
+/// bf16 run the GEMM dots on tensor cores).
 struct ArtifactCase {
   const char *family;
   const char *precision;
@@ -146,6 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ArtifactCase{"stream", ""}, ArtifactCase{"softmax", ""},
                       ArtifactCase{"layernorm", ""}, ArtifactCase{"gemm", ""},
                       ArtifactCase{"gemm", "fp16@accum(fp32)"},
+                      ArtifactCase{"gemm", "bf16@accum(fp32)"},
                       ArtifactCase{"attention", ""},
                       ArtifactCase{"attention", "fp16"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {

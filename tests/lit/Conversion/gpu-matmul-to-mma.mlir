@@ -27,16 +27,27 @@ func.func @mm(%a: memref<32x32xf16>, %b: memref<32x32xf16>, %c: memref<32x32xf32
 
 // -----
 
-// Extents that are not multiples of the instruction (N = 12), bf16 inputs
-// and f32 inputs keep the generic lowering.
+// Extents that are not multiples of the instruction (N = 12), f32 inputs
+// and mixed input types keep the generic lowering.
 // CHECK-LABEL: func.func @not_eligible
 // CHECK-COUNT-3: linalg.matmul
 // CHECK-NOT: vector.contract
 func.func @not_eligible(%a: memref<16x16xf16>, %b: memref<16x12xf16>, %c: memref<16x12xf32>,
-                        %p: memref<16x16xbf16>, %q: memref<16x8xbf16>, %r: memref<16x8xf32>,
+                        %p: memref<16x16xbf16>, %q: memref<16x8xf16>, %r: memref<16x8xf32>,
                         %x: memref<16x16xf32>, %y: memref<16x8xf32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   linalg.matmul ins(%a, %b : memref<16x16xf16>, memref<16x12xf16>) outs(%c : memref<16x12xf32>)
-  linalg.matmul ins(%p, %q : memref<16x16xbf16>, memref<16x8xbf16>) outs(%r : memref<16x8xf32>)
+  linalg.matmul ins(%p, %q : memref<16x16xbf16>, memref<16x8xf16>) outs(%r : memref<16x8xf32>)
   linalg.matmul ins(%x, %y : memref<16x16xf32>, memref<16x8xf32>) outs(%r : memref<16x8xf32>)
+  return
+}
+
+// -----
+
+// bf16 inputs with f32 accumulation take the tensor-core path too.
+// CHECK-LABEL: func.func @bf16
+// CHECK: vector.contract {{.*}} : vector<16x16xbf16>, vector<16x8xbf16> into vector<16x8xf32>
+// CHECK-NOT: linalg.matmul
+func.func @bf16(%a: memref<16x16xbf16>, %b: memref<16x8xbf16>, %c: memref<16x8xf32>) attributes {tile.kernel, tile.num_warps = 1 : i32} {
+  linalg.matmul ins(%a, %b : memref<16x16xbf16>, memref<16x8xbf16>) outs(%c : memref<16x8xf32>)
   return
 }

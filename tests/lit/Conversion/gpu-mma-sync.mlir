@@ -1,4 +1,4 @@
-// RUN: tessera-opt %s -pass-pipeline='builtin.module(gpu.module(gpu.func(tessera-gpu-mma-sync)))' | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(gpu.module(gpu.func(tessera-gpu-mma-sync)))' | FileCheck %s
 
 // A warp-tile loop of tessera-gpu-matmul-to-mma after the GPU mapping: the
 // tiles are views of the shared arena, reached through generic-space casts.
@@ -53,3 +53,48 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// The same loop on bf16 tiles: converted through the f16 fragment tables
+// and retyped, so ldmatrix yields bf16 fragments and mma.sync multiplies
+// bf16.
+// CHECK-LABEL: gpu.func @kbf
+// CHECK: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<16x8xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-NOT: f16>
+// CHECK: gpu.return
+#nA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#nB = affine_map<(d0, d1, d2) -> (d2, d1)>
+#nC = affine_map<(d0, d1, d2) -> (d0, d1)>
+gpu.module @mbf {
+  gpu.func @kbf() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c512 = arith.constant 512 : index
+    %c768 = arith.constant 768 : index
+    %z16 = arith.constant 0.0 : bf16
+    %z32 = arith.constant 0.0 : f32
+    %arena = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %va = memref.view %arena[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x16xbf16, #gpu.address_space<workgroup>>
+    %a = memref.memory_space_cast %va : memref<16x16xbf16, #gpu.address_space<workgroup>> to memref<16x16xbf16>
+    %vb = memref.view %arena[%c512][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x8xbf16, #gpu.address_space<workgroup>>
+    %b = memref.memory_space_cast %vb : memref<16x8xbf16, #gpu.address_space<workgroup>> to memref<16x8xbf16>
+    %vc = memref.view %arena[%c768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x8xf32, #gpu.address_space<workgroup>>
+    %c = memref.memory_space_cast %vc : memref<16x8xf32, #gpu.address_space<workgroup>> to memref<16x8xf32>
+    scf.for %t = %c0 to %c1 step %c1 {
+      %acc = vector.transfer_read %c[%c0, %c0], %z32 {in_bounds = [true, true]} : memref<16x8xf32>, vector<16x8xf32>
+      %r = scf.for %k = %c0 to %c16 step %c16 iter_args(%x = %acc) -> (vector<16x8xf32>) {
+        %fa = vector.transfer_read %a[%c0, %k], %z16 {in_bounds = [true, true]} : memref<16x16xbf16>, vector<16x16xbf16>
+        %fb = vector.transfer_read %b[%k, %c0], %z16 {in_bounds = [true, true]} : memref<16x8xbf16>, vector<16x8xbf16>
+        %d = vector.contract {indexing_maps = [#nA, #nB, #nC], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %fa, %fb, %x : vector<16x16xbf16>, vector<16x8xbf16> into vector<16x8xf32>
+        scf.yield %d : vector<16x8xf32>
+      }
+      vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x8xf32>, memref<16x8xf32>
+    } {tile.mma_warp_tiles}
+    gpu.return
+  }
+}
+

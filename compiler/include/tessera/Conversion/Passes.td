@@ -371,7 +371,9 @@ def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
     reads from shared memory as `nvgpu.ldmatrix` (transposed for row-major
     B) and the accumulator reads/writes as per-lane vector loads/stores
     laid out by the nvgpu fragment tables. A contraction left unconverted
-    is an error.
+    is an error. bf16 contractions go through the same conversion as f16
+    ones (16-bit fragments have the same layouts) and are retyped to bf16
+    afterwards.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",
@@ -380,6 +382,22 @@ def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
                            "::mlir::affine::AffineDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def GPUBF16MmaToNVVMPass : Pass<"tessera-gpu-bf16-mma-to-nvvm"> {
+  let summary = "Lowers bf16 nvgpu.mma.sync to nvvm.mma.sync";
+  let description = [{
+    MLIR 22's nvgpu-to-nvvm conversion cannot lower `nvgpu.mma.sync` with
+    bf16 operands ("failed to deduce operand PTX types"). This pass, run
+    before it, lowers the m16n8k16 bf16 x bf16 + f32 form directly: each
+    row of the A and B fragments (two bf16) is bitcast to one i32
+    register, the f32 accumulator is split into its four elements, and
+    `nvvm.mma.sync` with bf16 multiplicands and row/col layouts produces
+    the four f32 results, reassembled into the fragment vector.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // TESSERA_CONVERSION_PASSES_TD

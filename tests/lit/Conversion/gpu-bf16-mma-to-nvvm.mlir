@@ -1,0 +1,24 @@
+// RUN: tessera-opt %s -tessera-gpu-bf16-mma-to-nvvm | FileCheck %s
+
+// bf16 mma.sync: fragment rows are packed into i32 registers, the f32
+// accumulator is split into its elements and nvvm.mma.sync multiplies bf16
+// (row-major A, column-major B).
+// CHECK-LABEL: func.func @mma_bf16(
+// CHECK-COUNT-6: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: %[[D:.*]] = nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}] B[{{.*}}, {{.*}}] C[{{.*}}, {{.*}}, {{.*}}, {{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-COUNT-4: llvm.extractvalue %[[D]]
+// CHECK: %[[R:.*]] = vector.from_elements {{.*}} : vector<2x2xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @mma_bf16(%a: vector<4x2xbf16>, %b: vector<2x2xbf16>, %c: vector<2x2xf32>) -> vector<2x2xf32> {
+  %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+  return %d : vector<2x2xf32>
+}
+
+// f16 mma.sync is left to convert-nvgpu-to-nvvm.
+// CHECK-LABEL: func.func @mma_f16(
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+func.func @mma_f16(%a: vector<4x2xf16>, %b: vector<2x2xf16>, %c: vector<2x2xf32>) -> vector<2x2xf32> {
+  %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+  return %d : vector<2x2xf32>
+}
