@@ -522,12 +522,12 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                                       site, /*kind=*/1);
         func::FuncOp fn =
             declare(module, kCpAsyncFn,
-                    ob.getFunctionType({i64, i64, i64, i64, i64}, {}));
+                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
         func::CallOp::create(
             ob, l, fn,
             ValueRange{simCtx, dst, src,
                        arith::ConstantIntOp::create(ob, l, i64, bytes),
-                       srcBytes});
+                       srcBytes, siteValue(ob, l, site)});
         toErase.push_back(op);
       } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
         func::FuncOp fn = declare(module, kCpAsyncCommitFn,

@@ -255,8 +255,19 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
 }
 
 extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
-                                     int64_t bytes, int64_t srcBytes) {
+                                     int64_t bytes, int64_t srcBytes,
+                                     int64_t site) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  // cp.async needs both addresses aligned to the copy size (a GPU raises a
+  // misaligned-address error).
+  if (bytes > 0 && (dst % bytes != 0 || src % bytes != 0)) {
+    Scheduler &s = *f->sched;
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: misaligned cp.async of " + std::to_string(bytes) +
+               " bytes in " + s.where() + ", thread " +
+               std::to_string(f->tid) + ": " + s.site(site));
+    return;
+  }
   f->asyncCopies.push_back({dst, src, bytes, srcBytes});
 }
 

@@ -42,8 +42,10 @@ extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
                                 int64_t b, int64_t c, int64_t d, int64_t site);
 /// cp.async (nvgpu.device_async_copy): recorded, performed when the thread
 /// waits for its group (or when it ends); bytes past `srcBytes` are zeros.
+/// Addresses not aligned to `bytes` fail the launch (naming `site`).
 extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
-                                     int64_t bytes, int64_t srcBytes);
+                                     int64_t bytes, int64_t srcBytes,
+                                     int64_t site);
 /// cp.async.commit_group: the copies issued since the last commit form a
 /// group.
 extern "C" void tessera_sim_cp_async_commit(int64_t context);

@@ -83,6 +83,10 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
 struct ArtifactCase {
   const char *family;
   const char *precision;
+  /// Every tensor parameter has unit innermost stride (the variant the
+  /// runtime compiles for contiguous tensors: tile loads go through the
+  /// alignment-versioned cp.async copies).
+  bool contiguous = false;
 };
 
 class GpuArtifacts : public ::testing::TestWithParam<ArtifactCase> {};
@@ -101,7 +105,11 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   ASSERT_TRUE(m.ok()) << m.status().toString();
   int assembled = 0;
   for (const KernelInfo *k : (*m)->kernels()) {
-    for (const Specialization &spec : configs(**m, *k, precision)) {
+    for (Specialization spec : configs(**m, *k, precision)) {
+      if (GetParam().contiguous)
+        for (const ParamInfo &p : k->params)
+          if (p.kind == ParamKind::Tensor)
+            spec.unitStrideTensors.push_back(p.name);
       for (const char *arch : {"sm_80", "sm_90a"}) {
         driver::GpuEmitOptions opts;
         opts.arch = arch;
@@ -147,12 +155,15 @@ INSTANTIATE_TEST_SUITE_P(
                       ArtifactCase{"layernorm", ""}, ArtifactCase{"gemm", ""},
                       ArtifactCase{"gemm", "fp16@accum(fp32)"},
                       ArtifactCase{"gemm", "bf16@accum(fp32)"},
+                      ArtifactCase{"gemm", "fp16@accum(fp32)", true},
                       ArtifactCase{"attention", ""},
                       ArtifactCase{"attention", "fp16"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
       std::string name = info.param.family;
       if (*info.param.precision)
         name += "_" + std::string(info.param.precision).substr(0, 4);
+      if (info.param.contiguous)
+        name += "_contiguous";
       return name;
     });
 

@@ -108,6 +108,37 @@ TEST(GemmEdge, NonContiguousViews) {
   EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, 30));
 }
 
+// On the GPU path 16-bit tile loads copy 16-byte chunks with cp.async when
+// the tensor and the shared tile are aligned at run time, element by
+// element otherwise. Both views below hold the same values: one starts on
+// an aligned element with an aligned row stride (64 halves), the other one
+// element later with an odd row stride (65 halves), so each takes a
+// different path; both must give the reference result.
+TEST(GemmEdge, F16AlignedAndMisalignedViews) {
+  auto kernel =
+      libraryKernel("gemm", "gemm",
+                    {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                                   {"BLOCK_N", ConstValue::integer(32)},
+                                   {"BLOCK_K", ConstValue::integer(16)}},
+                     .precision = "f16@accum(fp32)"});
+  const int64_t m = 40, n = 36, k = 50;
+  for (int64_t stride : {64, 65}) {
+    int64_t start = stride == 64 ? 0 : 1;
+    HostTensor abig = HostTensor::empty({m + 1, stride}, DType::F16);
+    HostTensor bbig = HostTensor::empty({k + 1, stride}, DType::F16);
+    fillUniform(abig, 5);
+    fillUniform(bbig, 6);
+    HostTensor a = abig.slice(1, start, start + k).slice(0, 0, m);
+    HostTensor b = bbig.slice(1, start, start + n).slice(0, 0, k);
+    HostTensor c = HostTensor::zeros({m, n}, DType::F32);
+    HostTensor expected = c.clone();
+    ref::gemm(a, b, expected, 1.0, 0.0);
+    ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+    EXPECT_CLOSE(c, expected, toleranceFor(DType::F16, Op::Gemm, k))
+        << "row stride " << stride;
+  }
+}
+
 TEST(GemmEdge, ZeroSizedProblemIsANoOp) {
   auto kernel = libraryKernel("gemm", "gemm");
   HostTensor a = HostTensor::empty({0, 8}, DType::F32);

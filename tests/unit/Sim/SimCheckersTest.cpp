@@ -277,4 +277,22 @@ TEST(SimCheckers, OutOfBoundsAsyncCopyIsReported) {
                    "nvgpu.device_async_copy"});
 }
 
+// A 16-byte cp.async must be 16-byte aligned at both ends: a source that
+// is not fails the launch, as it would on a GPU.
+TEST(SimCheckers, MisalignedAsyncCopyIsReported) {
+  std::vector<float> out(64, 0.0f);
+  Status s = run(R"(
+      %z = arith.constant 0 : index
+      %first = arith.cmpi eq, %tid, %z : index
+      scf.if %first {
+        %tok = nvgpu.device_async_copy %out[%c1], %v[%z], 4 {bypassL1} : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+        %g = nvgpu.device_async_create_group
+        nvgpu.device_async_wait %g {numGroups = 0 : i32}
+      }
+)",
+                 out);
+  expectReport(s, {"misaligned cp.async of 16 bytes in kernel 'k'",
+                   "thread 0", "nvgpu.device_async_copy"});
+}
+
 } // namespace
