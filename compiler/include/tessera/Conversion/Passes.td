@@ -347,14 +347,21 @@ def GPUAsyncCopyPass : Pass<"tessera-gpu-async-copy"> {
     side effect is storing into a shared-memory tile (through the generic
     cast of its view, possibly a subview) an element loaded from global
     memory, and which the mapping follows with a barrier, is a tile load.
-    With 4- or 8-byte elements and a source whose innermost stride is 1,
-    each element copy becomes `nvgpu.device_async_copy` (PTX `cp.async`),
-    and `nvgpu.device_async_create_group` + `nvgpu.device_async_wait
-    {numGroups = 0}` are placed before the barrier. Other copies (16-bit
-    elements, whose 4-byte cp.async needs alignment the kernel cannot know,
-    strided sources, shared-to-shared) stay synchronous. Software
-    pipelining over `num_stages` is not done yet: every copy is waited for
-    before the barrier that follows it.
+    From a source whose innermost stride is 1:
+    - when source and destination are subviews of the same sizes (what the
+      mapping emits), the copy is versioned on alignment at run time: if
+      the first element and the outer strides of both are aligned to the
+      chunk (16 bytes, or 8/4 when the shared tile's row length requires),
+      each thread copies chunks along the innermost dimension with one
+      `nvgpu.device_async_copy` each (the partial chunk at a row's end
+      element by element); otherwise the original loop runs;
+    - in the element loop, 4- and 8-byte elements are copied with one
+      `nvgpu.device_async_copy` each; 16-bit ones stay synchronous.
+    `nvgpu.device_async_create_group` + `nvgpu.device_async_wait
+    {numGroups = 0}` are placed before the barrier. Strided sources and
+    shared-to-shared copies stay synchronous. Software pipelining over
+    `num_stages` is not done yet: every copy is waited for before the
+    barrier that follows it.
   }];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::memref::MemRefDialect"];
