@@ -29,20 +29,22 @@ std::string kernelsDir() {
   return std::string(src ? src : ".") + "/kernels_dsl";
 }
 
-/// Parameters whose value changes the GPU code today.
-bool mappingParameter(const std::string &name) {
+/// Parameters whose value changes the GPU code today. num_stages does when
+/// tile loads are cp.async copies, i.e. from unit-stride tensors.
+bool mappingParameter(const std::string &name, bool contiguous) {
   return name.rfind("BLOCK", 0) == 0 || name == "num_warps" ||
-         name == "HEAD_DIM";
+         name == "HEAD_DIM" || (contiguous && name == "num_stages");
 }
 
 /// The default configuration and every combination of the mapping
 /// parameters' values in the autotune space that satisfies the space's
 /// restrictions (parameters that do not change the GPU code, such as
-/// num_stages or VECTOR_WIDTH today, keep their defaults: their other values
-/// compile to the same code).
+/// VECTOR_WIDTH today, or num_stages without cp.async copies, keep their
+/// defaults: their other values compile to the same code).
 std::vector<Specialization> configs(const driver::SourceModule &m,
                                     const KernelInfo &k,
-                                    const std::string &precision) {
+                                    const std::string &precision,
+                                    bool contiguous) {
   std::vector<Specialization> out;
   std::set<std::string> seen;
   auto add = [&](Specialization s) {
@@ -58,7 +60,7 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
     return out;
   std::vector<std::pair<std::string, std::vector<ConstValue>>> dims;
   for (const auto &[name, values] : k.autotune->space)
-    if (mappingParameter(name))
+    if (mappingParameter(name, contiguous))
       dims.push_back({name, values});
   std::vector<size_t> at(dims.size(), 0);
   while (true) {
@@ -105,7 +107,8 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   ASSERT_TRUE(m.ok()) << m.status().toString();
   int assembled = 0;
   for (const KernelInfo *k : (*m)->kernels()) {
-    for (Specialization spec : configs(**m, *k, precision)) {
+    for (Specialization spec :
+         configs(**m, *k, precision, GetParam().contiguous)) {
       if (GetParam().contiguous)
         for (const ParamInfo &p : k->params)
           if (p.kind == ParamKind::Tensor)

@@ -139,6 +139,37 @@ TEST(GemmEdge, F16AlignedAndMisalignedViews) {
   }
 }
 
+// On the GPU path num_stages >= 2 software-pipelines the tile copies of the
+// K loop (one shared buffer per stage; loads of iteration k + S - 1 issued
+// before the compute of iteration k). K below gives fewer iterations than
+// stages, a few, and many; every stage count must give the same result.
+TEST(GemmEdge, PipelineStages) {
+  for (const char *precision : {"f32", "f16@accum(fp32)"})
+    for (int64_t stages : {1, 2, 3, 4}) {
+      auto kernel = libraryKernel(
+          "gemm", "gemm",
+          {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                         {"BLOCK_N", ConstValue::integer(32)},
+                         {"BLOCK_K", ConstValue::integer(16)},
+                         {"num_stages", ConstValue::integer(stages)}},
+           .precision = precision});
+      DType dt = std::string(precision) == "f32" ? DType::F32 : DType::F16;
+      for (int64_t k : {16, 40, 130}) {
+        const int64_t m = 33, n = 40;
+        HostTensor a = HostTensor::empty({m, k}, dt);
+        HostTensor b = HostTensor::empty({k, n}, dt);
+        fillUniform(a, 7);
+        fillUniform(b, 8);
+        HostTensor c = HostTensor::zeros({m, n}, DType::F32);
+        HostTensor expected = c.clone();
+        ref::gemm(a, b, expected, 1.0, 0.0);
+        ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+        EXPECT_CLOSE(c, expected, toleranceFor(dt, Op::Gemm, k))
+            << precision << ", num_stages " << stages << ", K " << k;
+      }
+    }
+}
+
 TEST(GemmEdge, ZeroSizedProblemIsANoOp) {
   auto kernel = libraryKernel("gemm", "gemm");
   HostTensor a = HostTensor::empty({0, 8}, DType::F32);

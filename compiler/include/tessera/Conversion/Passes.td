@@ -359,12 +359,40 @@ def GPUAsyncCopyPass : Pass<"tessera-gpu-async-copy"> {
       `nvgpu.device_async_copy` each; 16-bit ones stay synchronous.
     `nvgpu.device_async_create_group` + `nvgpu.device_async_wait
     {numGroups = 0}` are placed before the barrier. Strided sources and
-    shared-to-shared copies stay synchronous. Software pipelining over
-    `num_stages` is not done yet: every copy is waited for before the
-    barrier that follows it.
+    shared-to-shared copies stay synchronous. Every copy is waited for
+    before the barrier that follows it; `tessera-gpu-pipeline-copies`
+    then pipelines loops of such copies over `num_stages`.
   }];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def GPUPipelineCopiesPass : Pass<"tessera-gpu-pipeline-copies"> {
+  let summary = "Software-pipelines cp.async tile loads over num_stages";
+  let description = [{
+    Runs after `tessera-gpu-async-copy`, on kernels whose `tile.num_stages`
+    is S >= 2. A loop (without results) whose body is a load part --
+    tile copies into shared memory, each followed by commit + wait-all +
+    barrier -- then a compute part is pipelined:
+    - every arena view the load part writes gets S buffers: stage 0 keeps
+      the tile's place, the other S - 1 are appended to the kernel's shared
+      memory (`tile.shared_bytes` grows accordingly, before the
+      shared-memory check);
+    - the per-tile waits are dropped; the load part of an iteration commits
+      one group, and its compute part starts with `device_async_wait
+      {numGroups = S - 1}` and a barrier;
+    - MLIR's loop pipeliner (scf::pipelineForLoop) issues the loads of
+      iteration k + S - 1 before the compute of iteration k; past the end
+      of the loop the loads are predicated off but their (empty) group is
+      still committed, so every wait count stays exact.
+    Loops where the load part reads shared memory or writes anything but
+    arena views, the compute part writes those views or uses values of the
+    load part, are left alone.
+  }];
+  let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {

@@ -67,7 +67,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
           "func.func(convert-linalg-to-parallel-loops),"
           "tessera-distribute-to-gpu{max-shared-bytes=0},"
           "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"
-          "tessera-gpu-async-copy,"
+          "tessera-gpu-async-copy,tessera-gpu-pipeline-copies,"
           "canonicalize,cse,tessera-lower-subgroup-reduce,"
           "canonicalize,cse"));
   TESSERA_RETURN_IF_ERROR(
