@@ -9,6 +9,7 @@
 #include "tessera/Target/CUDA/Nvrtc.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <dlfcn.h>
@@ -390,7 +391,8 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
     TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(c.unitMask, c.absentMask));
   }
   // Host tensors are staged through device buffers: copied in before the
-  // launch and back after it (the kernel may write any of them).
+  // launch and back after it (the kernel may write any of them). Views of
+  // buffers from Runtime::allocate are used in place.
   struct Staged {
     cuda::DeviceBuffer buffer;
     void *host = nullptr; ///< first touched byte on the host
@@ -400,7 +402,8 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
   std::vector<Arg> deviceArgs = args;
   for (Arg &a : deviceArgs) {
     const TensorView *t = a.tensor();
-    if (!t)
+    // Views of device buffers are passed as they are.
+    if (!t || t->device)
       continue;
     auto [lo, hi] = touchedRange(*t);
     int64_t elem = dtypeSize(t->dtype);
@@ -487,6 +490,11 @@ Kernel::Impl::check(const std::vector<Arg> &args,
       if (!t)
         return invalidArgument("%s expects a tensor, got %s",
                                paramWhere(p).c_str(), a.describe().c_str());
+      if (t->device && *t->device != device)
+        return invalidArgument(
+            "%s is in %s device memory; this kernel runs on %s",
+            paramWhere(p).c_str(), deviceKindName(*t->device),
+            deviceKindName(device));
       DType want = paramDTypes[launchParams[ai]];
       if (t->dtype != want)
         return invalidArgument("%s expects a %s tensor, got %s",
@@ -889,4 +897,122 @@ Runtime::compileCuda(const CudaKernelSource &src, DeviceKind device) {
 CompileCacheStats Runtime::cacheStats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->stats;
+}
+
+//===----------------------------------------------------------------------===//
+// Device memory
+//===----------------------------------------------------------------------===//
+
+struct DeviceBuffer::Impl {
+  DeviceKind device = DeviceKind::Cpu;
+  size_t bytes = 0;
+  /// cpu and sim: 64-byte aligned host memory.
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> host;
+  /// cuda: the device allocation and the device that copies to and from it.
+  cuda::DeviceBuffer deviceMemory;
+  cuda::CudaDevice *cudaDevice = nullptr;
+
+  void *address() const {
+    return device == DeviceKind::Cuda
+               ? reinterpret_cast<void *>(uintptr_t(deviceMemory.address()))
+               : host.get();
+  }
+  Status checkRange(size_t n, size_t offset) const {
+    if (offset > bytes || n > bytes - offset)
+      return invalidArgument("a copy of %zu bytes at offset %zu is outside "
+                             "the %zu-byte %s buffer",
+                             n, offset, bytes, deviceKindName(device));
+    return Status::ok();
+  }
+};
+
+DeviceBuffer::DeviceBuffer() = default;
+DeviceBuffer::DeviceBuffer(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&) noexcept = default;
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&) noexcept = default;
+DeviceBuffer::~DeviceBuffer() = default;
+
+DeviceKind DeviceBuffer::device() const {
+  return impl_ ? impl_->device : DeviceKind::Cpu;
+}
+size_t DeviceBuffer::bytes() const { return impl_ ? impl_->bytes : 0; }
+void *DeviceBuffer::data() const { return impl_ ? impl_->address() : nullptr; }
+
+Status DeviceBuffer::copyFrom(const void *host, size_t bytes, size_t offset) {
+  if (!impl_)
+    return failedPrecondition("copy into an empty DeviceBuffer");
+  TESSERA_RETURN_IF_ERROR(impl_->checkRange(bytes, offset));
+  if (!bytes)
+    return Status::ok();
+  if (impl_->device != DeviceKind::Cuda) {
+    std::memcpy(static_cast<char *>(impl_->host.get()) + offset, host, bytes);
+    return Status::ok();
+  }
+  return impl_->cudaDevice->copyToDevice(
+      impl_->deviceMemory.address() + offset, host, bytes);
+}
+
+Status DeviceBuffer::copyTo(void *host, size_t bytes, size_t offset) const {
+  if (!impl_)
+    return failedPrecondition("copy from an empty DeviceBuffer");
+  TESSERA_RETURN_IF_ERROR(impl_->checkRange(bytes, offset));
+  if (!bytes)
+    return Status::ok();
+  if (impl_->device != DeviceKind::Cuda) {
+    std::memcpy(host, static_cast<const char *>(impl_->host.get()) + offset,
+                bytes);
+    return Status::ok();
+  }
+  return impl_->cudaDevice->copyToHost(
+      host, impl_->deviceMemory.address() + offset, bytes);
+}
+
+StatusOr<TensorView> DeviceBuffer::view(DType dtype,
+                                        std::vector<int64_t> shape) const {
+  if (!impl_)
+    return failedPrecondition("view of an empty DeviceBuffer");
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return invalidArgument("negative dimension %lld in a view",
+                             (long long)d);
+    if (d && n > std::numeric_limits<int64_t>::max() / d)
+      return invalidArgument("view shape overflows");
+    n *= d;
+  }
+  int64_t elem = dtypeSize(dtype);
+  if (n > int64_t(impl_->bytes) / elem)
+    return invalidArgument(
+        "a %s view of %lld elements needs %lld bytes; the buffer has %zu",
+        dtypeName(dtype), (long long)n, (long long)(n * elem), impl_->bytes);
+  TensorView v =
+      TensorView::contiguous(impl_->address(), dtype, std::move(shape));
+  v.device = impl_->device;
+  return v;
+}
+
+StatusOr<DeviceBuffer> Runtime::allocate(DeviceKind device, size_t bytes) {
+  auto impl = std::make_unique<DeviceBuffer::Impl>();
+  impl->device = device;
+  impl->bytes = bytes;
+  if (device == DeviceKind::Cuda) {
+    TESSERA_ASSIGN_OR_RETURN(impl->cudaDevice, impl_->cuda());
+    TESSERA_ASSIGN_OR_RETURN(
+        impl->deviceMemory,
+        impl->cudaDevice->allocate(std::max<size_t>(bytes, 1)));
+    return DeviceBuffer(std::move(impl));
+  }
+  if (bytes > std::numeric_limits<size_t>::max() - 64)
+    return resourceExhausted("cannot allocate %zu bytes", bytes);
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, rounded);
+  if (!p)
+    return resourceExhausted("cannot allocate %zu bytes of %s memory", bytes,
+                             deviceKindName(device));
+  impl->host.reset(p);
+  return DeviceBuffer(std::move(impl));
 }

@@ -304,3 +304,83 @@ TEST(RuntimeApi, CudaSourceKernelLaunches) {
                     Arg(2.0), Arg(int64_t(1000))});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
+
+namespace {
+
+// Device buffers: kernels on cpu and sim read and write views of them in
+// place; data goes in and out through copyFrom/copyTo.
+TEST(RuntimeApi, DeviceBuffersRoundTripThroughALaunch) {
+  auto prog = rt().loadSource("devmem.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  for (DeviceKind dev : {DeviceKind::Cpu, DeviceKind::Sim}) {
+    auto k = rt().compile(**prog, "scale", {}, dev);
+    ASSERT_TRUE(k.ok()) << k.status().toString();
+    std::vector<float> x(100);
+    for (int i = 0; i < 100; ++i)
+      x[i] = float(i);
+    auto bx = rt().allocate(dev, x.size() * sizeof(float));
+    auto by = rt().allocate(dev, x.size() * sizeof(float));
+    ASSERT_TRUE(bx.ok() && by.ok());
+    EXPECT_EQ(bx->device(), dev);
+    EXPECT_EQ(bx->bytes(), 400u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bx->data()) % 64, 0u);
+    ASSERT_TRUE(bx->copyFrom(x.data(), 400).isOk());
+    auto vx = bx->view(DType::F32, {100});
+    auto vy = by->view(DType::F32, {100});
+    ASSERT_TRUE(vx.ok() && vy.ok());
+    EXPECT_EQ(vx->device, dev);
+    Status s = (*k)->launch({*vx, *vy, Arg(3.0)});
+    ASSERT_TRUE(s.isOk()) << deviceKindName(dev) << ": " << s.toString();
+    std::vector<float> y(100, -1);
+    ASSERT_TRUE(by->copyTo(y.data(), 400).isOk());
+    for (int i = 0; i < 100; ++i)
+      EXPECT_EQ(y[i], 3.0f * i) << deviceKindName(dev) << " " << i;
+  }
+}
+
+TEST(RuntimeApi, DeviceBufferMisuseIsReported) {
+  auto prog = rt().loadSource("devmem2.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  auto onSim = rt().compile(**prog, "scale", {}, DeviceKind::Sim);
+  ASSERT_TRUE(onSim.ok());
+  auto b = rt().allocate(DeviceKind::Cpu, 64 * sizeof(float));
+  ASSERT_TRUE(b.ok());
+  auto v = b->view(DType::F32, {64});
+  ASSERT_TRUE(v.ok());
+  // A cpu buffer passed to a sim kernel names the parameter and both
+  // devices.
+  Status s = (*onSim)->launch({*v, *v, Arg(1.0)});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'x'"));
+  EXPECT_THAT(s.message(), HasSubstr("is in cpu device memory; this kernel "
+                                     "runs on sim"));
+  // Copies and views outside the buffer.
+  std::vector<float> host(65);
+  s = b->copyFrom(host.data(), 65 * sizeof(float));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("outside the 256-byte cpu buffer"));
+  s = b->copyTo(host.data(), 8, 252);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  auto big = b->view(DType::F32, {65});
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(big.status().message(), HasSubstr("the buffer has 256"));
+  EXPECT_EQ(b->view(DType::F32, {-1}).status().code(),
+            StatusCode::kInvalidArgument);
+  // An empty (moved-from) buffer.
+  DeviceBuffer moved = std::move(*b);
+  EXPECT_EQ(b->copyFrom(host.data(), 4).code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(moved.bytes(), 256u);
+}
+
+// Without a GPU, allocating on cuda reports the device as unavailable.
+TEST(RuntimeApi, CudaAllocationWithoutADeviceIsUnavailable) {
+  Status dev = rt().deviceStatus(DeviceKind::Cuda);
+  if (dev.isOk())
+    GTEST_SKIP() << "a cuda device is present";
+  auto b = rt().allocate(DeviceKind::Cuda, 1024);
+  EXPECT_EQ(b.status().code(), dev.code());
+  EXPECT_THAT(b.status().message(), HasSubstr("unavailable"));
+}
+
+} // namespace

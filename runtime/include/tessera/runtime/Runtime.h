@@ -44,12 +44,16 @@ enum class DeviceKind {
 const char *deviceKindName(DeviceKind kind);
 std::optional<DeviceKind> parseDeviceKind(std::string_view name);
 
-/// A strided view of host memory. Strides are in elements.
+/// A strided view of tensor memory. Strides are in elements. The memory
+/// is host memory unless `device` names the device whose buffer
+/// (`Runtime::allocate`) holds it; such a view may only be passed to
+/// kernels of that device, and for `cuda` `data` is a device address.
 struct TensorView {
   void *data = nullptr;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
+  std::optional<DeviceKind> device;
 
   /// A row-major contiguous view.
   static TensorView contiguous(void *data, DType dtype,
@@ -189,6 +193,38 @@ struct RuntimeOptions {
   unsigned numThreads = 0;
 };
 
+/// Memory owned by a device, from `Runtime::allocate`: host memory for
+/// `cpu` and `sim`, device memory for `cuda` (kernels launched on views of
+/// it read and write it in place; host views are copied in and out around
+/// every launch). Movable, freed on destruction; must not outlive its
+/// Runtime.
+class DeviceBuffer {
+public:
+  DeviceBuffer();
+  DeviceBuffer(DeviceBuffer &&) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&) noexcept;
+  ~DeviceBuffer();
+
+  DeviceKind device() const;
+  size_t bytes() const;
+  /// The buffer's address on its device (not dereferenceable on the host
+  /// for `cuda`).
+  void *data() const;
+  /// Copies `bytes` bytes from host memory to the buffer at `offset`.
+  Status copyFrom(const void *host, size_t bytes, size_t offset = 0);
+  /// Copies `bytes` bytes at `offset` of the buffer to host memory.
+  Status copyTo(void *host, size_t bytes, size_t offset = 0) const;
+  /// A row-major view of the buffer (from its start) as a tensor of
+  /// `shape`; INVALID_ARGUMENT when it does not fit.
+  StatusOr<TensorView> view(DType dtype, std::vector<int64_t> shape) const;
+
+  struct Impl;
+  explicit DeviceBuffer(std::unique_ptr<Impl> impl);
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct CompileCacheStats {
   uint64_t hits = 0, misses = 0, entries = 0;
 };
@@ -223,6 +259,11 @@ public:
   StatusOr<std::shared_ptr<Kernel>>
   compileCuda(const CudaKernelSource &source,
               DeviceKind device = DeviceKind::Cuda);
+
+  /// Allocates `bytes` bytes on `device` (64-byte aligned host memory for
+  /// `cpu` and `sim`). UNAVAILABLE when the device is; RESOURCE_EXHAUSTED
+  /// when the memory is not there.
+  StatusOr<DeviceBuffer> allocate(DeviceKind device, size_t bytes);
 
   CompileCacheStats cacheStats() const;
   unsigned numThreads() const;
