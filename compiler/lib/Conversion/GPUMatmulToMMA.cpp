@@ -194,7 +194,40 @@ struct GPUMatmulToMMAPass
 /// Points vector transfers at the shared-memory view itself rather than
 /// its generic-address-space cast, so that the nvgpu conversion sees that
 /// the fragments come from shared memory (and may use ldmatrix).
+/// The workgroup-space form of `v` when `v` is a collapse_shape of the
+/// generic-space cast of a shared view (a reshaped tile): the same
+/// collapse_shape rebuilt on the view. Null otherwise.
+Value sharedReshape(Value v) {
+  auto collapse = v.getDefiningOp<memref::CollapseShapeOp>();
+  if (!collapse)
+    return nullptr;
+  auto c = collapse.getSrc().getDefiningOp<memref::MemorySpaceCastOp>();
+  if (!c)
+    return nullptr;
+  auto src = dyn_cast<MemRefType>(c.getSource().getType());
+  auto space =
+      src ? dyn_cast_or_null<gpu::AddressSpaceAttr>(src.getMemorySpace())
+          : nullptr;
+  if (!space ||
+      space.getValue() != gpu::GPUDialect::getWorkgroupAddressSpace())
+    return nullptr;
+  OpBuilder b(collapse);
+  return memref::CollapseShapeOp::create(b, collapse.getLoc(), c.getSource(),
+                                         collapse.getReassociationIndices());
+}
+
 void foldSharedCasts(Operation *root) {
+  // Reshaped tiles (attention's [1, 1, M, D] loads used as M x D matrices)
+  // are read through a collapse_shape of the shared view itself, so that
+  // their fragments can come from ldmatrix too.
+  root->walk([](scf::ForOp loop) {
+    if (!loop->hasAttr(kMmaAttr))
+      return;
+    loop->walk([](vector::TransferReadOp r) {
+      if (Value shared = sharedReshape(r.getBase()))
+        r.getBaseMutable().assign(shared);
+    });
+  });
   root->walk([](memref::MemorySpaceCastOp c) {
     auto src = dyn_cast<MemRefType>(c.getSource().getType());
     auto space =

@@ -301,6 +301,14 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                   sv.getMixedSizes(), sv.getMixedStrides());
               sv.replaceAllUsesWith(nsv.getResult());
               sv.erase();
+            } else if (auto cs = dyn_cast<memref::CollapseShapeOp>(owner)) {
+              // A reshaped tile (e.g. [1, 1, M, D] read as M x D).
+              OpBuilder cb(cs);
+              auto ncs = memref::CollapseShapeOp::create(
+                  cb, cs.getLoc(), nv.getResult(),
+                  cs.getReassociationIndices());
+              cs.replaceAllUsesWith(ncs.getResult());
+              cs.erase();
             } else if (isa<vector::LoadOp, vector::StoreOp,
                            vector::TransferReadOp, vector::TransferWriteOp,
                            nvgpu::LdMatrixOp, nvgpu::DeviceAsyncCopyOp,

@@ -245,6 +245,9 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
                                        int64_t mode, int64_t site) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
   f->state = FiberState::AtWarpSync;
+  // Every collective names its kind: a warp that issued an ldmatrix or an
+  // mma.sync before would otherwise have its shuffles run as that.
+  f->syncKind = Collective::Shuffle;
   f->syncSite = site;
   f->syncValue = value;
   f->syncOffset = offset;

@@ -367,6 +367,25 @@ def GPUAsyncCopyPass : Pass<"tessera-gpu-async-copy"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuseElementwiseKeepDotsPass
+    : Pass<"tessera-fuse-elementwise-keep-dots", "::mlir::func::FuncOp"> {
+  let summary = "Element-wise fusion that leaves contractions alone (GPU)";
+  let description = [{
+    The patterns of MLIR's `linalg-fuse-elementwise-ops` (producer fusion,
+    reshape propagation by expansion, constant folding, canonicalisation)
+    with a control function that refuses any fusion or reshape expansion
+    into or out of a contraction (a linalg op with a reduction loop and two
+    or more inputs, e.g. the `linalg.matmul` of `tile.dot`). Upstream, the
+    reshape propagation turns a matmul of reshaped tiles (attention's
+    `[1, 1, M, D]` loads) into a 5- or 7-dimensional generic that the
+    tensor-core path cannot use; here it stays a 2-D matmul and the
+    reshapes stay on the element-wise side.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def GPUPipelineCopiesPass : Pass<"tessera-gpu-pipeline-copies"> {
   let summary = "Software-pipelines cp.async tile loads over num_stages";
   let description = [{

@@ -57,7 +57,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
       pm, "tessera-convert-tile-to-linalg,func.func(tessera-unify-shape-dims),"
           "canonicalize,cse,"
           "func.func(convert-elementwise-to-linalg),"
-          "func.func(linalg-fuse-elementwise-ops),"
+          "func.func(tessera-fuse-elementwise-keep-dots),"
           "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
           "allow-return-allocs-from-loops},"
           "canonicalize,cse,func.func(buffer-hoisting,buffer-loop-hoisting,"
