@@ -448,14 +448,12 @@ struct DistributeToGPUPass
     // thread-local memory without a word: every thread would get its own
     // "shared" buffer. Refuse it.
     WalkResult bad = kernel.walk([&](memref::AllocaOp a) {
-      if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
-              a.getType().getMemorySpace()))
-        if (space.getValue() == gpu::GPUDialect::getWorkgroupAddressSpace()) {
-          a.emitOpError("allocates workgroup memory on the stack; it would "
-                        "silently become thread-local memory (use the "
-                        "kernel's shared-memory arena)");
-          return WalkResult::interrupt();
-        }
+      if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(a.getType())) {
+        a.emitOpError("allocates workgroup memory on the stack; it would "
+                      "silently become thread-local memory (use the "
+                      "kernel's shared-memory arena)");
+        return WalkResult::interrupt();
+      }
       return WalkResult::advance();
     });
     if (bad.wasInterrupted())

@@ -13,6 +13,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -24,56 +26,27 @@ namespace mlir::tessera {
 } // namespace mlir::tessera
 
 using namespace mlir;
+using namespace mlir::tessera;
 
 namespace {
-
-bool isWorkgroup(BaseMemRefType t) {
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(t.getMemorySpace());
-  return space &&
-         space.getValue() == gpu::GPUDialect::getWorkgroupAddressSpace();
-}
 
 /// The shared-memory (workgroup address space) form of `v`, a tile reached
 /// through the generic-space cast of its shared view, possibly through one
 /// subview; null when `v` is something else.
 Value sharedForm(OpBuilder &b, Value v) {
   if (auto cast = v.getDefiningOp<memref::MemorySpaceCastOp>())
-    return isWorkgroup(cast.getSource().getType()) ? cast.getSource() : Value();
+    return isWorkgroupMemRef(cast.getSource().getType()) ? cast.getSource() : Value();
   auto sv = v.getDefiningOp<memref::SubViewOp>();
   if (!sv)
     return nullptr;
   auto cast = sv.getSource().getDefiningOp<memref::MemorySpaceCastOp>();
-  if (!cast || !isWorkgroup(cast.getSource().getType()))
+  if (!cast || !isWorkgroupMemRef(cast.getSource().getType()))
     return nullptr;
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointAfter(sv);
   return memref::SubViewOp::create(b, sv.getLoc(), cast.getSource(),
                                    sv.getMixedOffsets(), sv.getMixedSizes(),
                                    sv.getMixedStrides());
-}
-
-/// Whether `v` is reached from shared memory at all (then it is not a
-/// global source).
-bool fromShared(Value v) {
-  while (true) {
-    if (auto t = dyn_cast<MemRefType>(v.getType()); t && isWorkgroup(t))
-      return true;
-    if (auto cast = v.getDefiningOp<memref::MemorySpaceCastOp>())
-      v = cast.getSource();
-    else if (auto sv = v.getDefiningOp<memref::SubViewOp>())
-      v = sv.getSource();
-    else if (auto sel = v.getDefiningOp<arith::SelectOp>())
-      return fromShared(sel.getTrueValue()) || fromShared(sel.getFalseValue());
-    else
-      return false;
-  }
-}
-
-bool unitInnerStride(MemRefType t) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return t.getRank() > 0 && succeeded(t.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
 }
 
 /// The largest chunk (elements) of at most 16 bytes and at least 4 bytes
@@ -151,12 +124,12 @@ struct GPUAsyncCopyPass
       return;
     auto srcType = load.getMemRefType();
     int64_t bits = srcType.getElementTypeBitWidth();
-    if (bits % 8 || bits > 64 || !unitInnerStride(srcType) ||
-        fromShared(load.getMemRef()))
+    if (bits % 8 || bits > 64 || !hasUnitInnerStride(srcType) ||
+        reachesSharedMemory(load.getMemRef()))
       return;
     OpBuilder b(store);
     Value dst = sharedForm(b, store.getMemRef());
-    if (!dst || !unitInnerStride(cast<MemRefType>(dst.getType())))
+    if (!dst || !hasUnitInnerStride(cast<MemRefType>(dst.getType())))
       return;
     bool vectorized = vectorize(loop, load, store, dst, bits / 8);
     bool scalar = bits == 32 || bits == 64;

@@ -14,6 +14,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "mlir/Conversion/VectorToGPU/VectorToGPU.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -204,12 +206,7 @@ Value sharedReshape(Value v) {
   auto c = collapse.getSrc().getDefiningOp<memref::MemorySpaceCastOp>();
   if (!c)
     return nullptr;
-  auto src = dyn_cast<MemRefType>(c.getSource().getType());
-  auto space =
-      src ? dyn_cast_or_null<gpu::AddressSpaceAttr>(src.getMemorySpace())
-          : nullptr;
-  if (!space ||
-      space.getValue() != gpu::GPUDialect::getWorkgroupAddressSpace())
+  if (!mlir::tessera::isWorkgroupMemRef(c.getSource().getType()))
     return nullptr;
   OpBuilder b(collapse);
   return memref::CollapseShapeOp::create(b, collapse.getLoc(), c.getSource(),
@@ -229,12 +226,7 @@ void foldSharedCasts(Operation *root) {
     });
   });
   root->walk([](memref::MemorySpaceCastOp c) {
-    auto src = dyn_cast<MemRefType>(c.getSource().getType());
-    auto space =
-        src ? dyn_cast_or_null<gpu::AddressSpaceAttr>(src.getMemorySpace())
-            : nullptr;
-    if (!space ||
-        space.getValue() != gpu::GPUDialect::getWorkgroupAddressSpace())
+    if (!mlir::tessera::isWorkgroupMemRef(c.getSource().getType()))
       return;
     for (OpOperand &use : llvm::make_early_inc_range(c->getUses())) {
       Operation *user = use.getOwner();

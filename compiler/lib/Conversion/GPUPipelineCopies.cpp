@@ -15,6 +15,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -38,14 +40,6 @@ namespace {
 /// Marks the stage regions while the pass runs.
 constexpr const char *kStageAttr = "tile.pipeline_stage";
 
-bool isWorkgroup(Type t) {
-  auto m = dyn_cast<BaseMemRefType>(t);
-  auto space =
-      m ? dyn_cast_or_null<gpu::AddressSpaceAttr>(m.getMemorySpace()) : nullptr;
-  return space &&
-         space.getValue() == gpu::GPUDialect::getWorkgroupAddressSpace();
-}
-
 /// The `memref.view` of the dynamic shared-memory arena (at a constant
 /// byte offset, outside `loop`) that `v` is a subview or address-space
 /// cast of; null when there is none.
@@ -65,20 +59,6 @@ memref::ViewOp rootView(Value v, scf::ForOp loop) {
       v = sv.getSource();
     else
       return nullptr;
-  }
-}
-
-/// Whether `v` reaches shared memory (a workgroup memref or a cast of one).
-bool isShared(Value v) {
-  while (true) {
-    if (isWorkgroup(v.getType()))
-      return true;
-    if (auto c = v.getDefiningOp<memref::MemorySpaceCastOp>())
-      v = c.getSource();
-    else if (auto sv = v.getDefiningOp<memref::SubViewOp>())
-      v = sv.getSource();
-    else
-      return false;
   }
 }
 
@@ -138,7 +118,7 @@ struct GPUPipelineCopiesPass
       op.walk([&](Operation *nested) {
         if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(nested)) {
           memref::ViewOp v = rootView(cp.getDst(), loop);
-          ok &= inLoad && v && !isShared(cp.getSrc());
+          ok &= inLoad && v && !mlir::tessera::reachesSharedMemory(cp.getSrc());
           if (v)
             buffers.insert(v);
         } else if (auto st = dyn_cast<memref::StoreOp>(nested)) {
@@ -150,7 +130,7 @@ struct GPUPipelineCopiesPass
           }
         } else if (auto ld = dyn_cast<memref::LoadOp>(nested)) {
           if (inLoad)
-            ok &= !isShared(ld.getMemRef());
+            ok &= !mlir::tessera::reachesSharedMemory(ld.getMemRef());
         } else if (inLoad && !isMemoryEffectFree(nested) &&
                    !isa<gpu::BarrierOp, nvgpu::DeviceAsyncCreateGroupOp,
                         nvgpu::DeviceAsyncWaitOp, scf::ForOp, scf::IfOp,

@@ -8,6 +8,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -24,17 +26,9 @@ namespace mlir::tessera {
 } // namespace mlir::tessera
 
 using namespace mlir;
+using mlir::tessera::fittingTile;
 
 namespace {
-
-/// The largest of `want`, want/2, ... (>= `least`) that divides `extent`;
-/// 0 when none does.
-int64_t fittingTile(int64_t extent, int64_t want, int64_t least) {
-  for (int64_t t = want; t >= least; t /= 2)
-    if (t > 0 && extent % t == 0)
-      return t;
-  return 0;
-}
 
 bool isVectorizableOperand(Type t) {
   return t.isF32() || t.isF16() || t.isBF16();

@@ -11,6 +11,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -65,14 +67,6 @@ Operation *singleCombiner(linalg::ReduceOp op) {
   return comb;
 }
 
-/// The largest of `want`, want/2, ... (>= 4) dividing `extent`; 0 if none.
-int64_t chunkWidth(int64_t extent, int64_t want) {
-  for (int64_t w = want; w >= 4; w /= 2)
-    if (extent % w == 0)
-      return w;
-  return 0;
-}
-
 struct VectorizeReductionsPass
     : mlir::tessera::impl::VectorizeReductionsPassBase<
           VectorizeReductionsPass> {
@@ -96,10 +90,7 @@ struct VectorizeReductionsPass
     int64_t rank = inType.getRank();
     if (op.getDimensions().size() != 1 || op.getDimensions()[0] != rank - 1)
       return;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(inType.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
+    if (!mlir::tessera::hasUnitInnerStride(inType))
       return;
     Type et = inType.getElementType();
     unsigned bits = et.isIntOrFloat() ? et.getIntOrFloatBitWidth() : 0;
@@ -112,7 +103,7 @@ struct VectorizeReductionsPass
     if (!kind)
       return;
     int64_t extent = inType.getShape().back();
-    int64_t w = chunkWidth(extent, width * 32 / bits);
+    int64_t w = mlir::tessera::fittingTile(extent, width * 32 / bits, 4);
     if (!w)
       return;
 

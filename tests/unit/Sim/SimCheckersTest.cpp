@@ -84,17 +84,22 @@ void expectReport(const Status &s, std::initializer_list<std::string> parts) {
         << "missing '" << p << "' in: " << s.message();
 }
 
-TEST(SimCheckers, CorrectKernelPasses) {
-  // Each thread writes its slot, barrier, reads its neighbour's.
-  std::vector<float> out(64, -1);
-  Status s = run(R"(
-      memref.store %x, %s[%tid] : memref<64xf32>
+/// After a barrier, each thread copies its neighbour's shared slot to
+/// out[tid].
+constexpr const char *kReadNeighbour = R"(
       gpu.barrier
       %n0 = arith.addi %tid, %c1 : index
       %n = arith.remui %n0, %c64 : index
       %y = memref.load %s[%n] : memref<64xf32>
       memref.store %y, %out[%tid] : memref<?xf32>
-)",
+)";
+
+TEST(SimCheckers, CorrectKernelPasses) {
+  // Each thread writes its slot, barrier, reads its neighbour's.
+  std::vector<float> out(64, -1);
+  Status s = run(R"(
+      memref.store %x, %s[%tid] : memref<64xf32>
+)" + std::string(kReadNeighbour),
                  out);
   ASSERT_TRUE(s.isOk()) << s.toString();
   for (int t = 0; t < 64; ++t)
@@ -232,14 +237,7 @@ Status asyncExchange(bool wait, std::vector<float> &out) {
   return run(R"(
       %tok = nvgpu.device_async_copy %out[%tid], %v[%tid], 1 : memref<?xf32> to memref<64xf32, #gpu.address_space<workgroup>>
       %g = nvgpu.device_async_create_group
-      )" + waitOp +
-                 R"(
-      gpu.barrier
-      %n0 = arith.addi %tid, %c1 : index
-      %n = arith.remui %n0, %c64 : index
-      %y = memref.load %s[%n] : memref<64xf32>
-      memref.store %y, %out[%tid] : memref<?xf32>
-)",
+      )" + waitOp + kReadNeighbour,
              out);
 }
 

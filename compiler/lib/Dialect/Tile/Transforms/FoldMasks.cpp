@@ -174,9 +174,11 @@ bool isBoundsMask(Value mask, Value source, ValueRange offsets) {
     return isBoundsMask(andOp.getLhs(), source, offsets) &&
            isBoundsMask(andOp.getRhs(), source, offsets);
   auto full = cast<RankedTensorType>(mask.getType());
-  Value v = mask;
-  if (auto bc = v.getDefiningOp<BroadcastOp>())
-    v = bc.getSource();
+  // mask = broadcast?(reshape?(v)) with v the 1-D test.
+  Value pre = mask;
+  if (auto bc = pre.getDefiningOp<BroadcastOp>())
+    pre = bc.getSource();
+  Value v = pre;
   if (auto rs = v.getDefiningOp<ReshapeOp>())
     v = rs.getSource();
   auto base = cast<RankedTensorType>(v.getType());
@@ -184,9 +186,6 @@ bool isBoundsMask(Value mask, Value source, ValueRange offsets) {
     return false;
   // The axis of the access the 1-D test runs along: the only dimension of
   // the (pre-broadcast) mask with the test's extent, the others being 1.
-  auto pre = mask;
-  if (auto bc = pre.getDefiningOp<BroadcastOp>())
-    pre = bc.getSource();
   auto preType = cast<RankedTensorType>(pre.getType());
   if (preType.getRank() != full.getRank())
     return false;

@@ -1,0 +1,33 @@
+//===- ConversionUtils.h - Helpers shared by the conversion passes --------===//
+//
+// Internal to compiler/lib/Conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
+#define TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+#include <cstdint>
+
+namespace mlir::tessera {
+
+/// Whether `t` is a memref in the GPU workgroup (shared) address space.
+bool isWorkgroupMemRef(Type t);
+
+/// Whether `v` is, or is a subview / address-space cast / select of, a
+/// workgroup memref.
+bool reachesSharedMemory(Value v);
+
+/// Whether `t` has a static innermost stride of 1.
+bool hasUnitInnerStride(MemRefType t);
+
+/// The largest of `want`, want/2, ... (at least `least`) that divides
+/// `extent`; 0 when none does.
+int64_t fittingTile(int64_t extent, int64_t want, int64_t least);
+
+} // namespace mlir::tessera
+
+#endif // TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
