@@ -4,7 +4,9 @@
 //   tessera-gpu-matmul-to-mma  (before the GPU mapping) rewrites a static
 //     linalg.matmul on tile buffers as warp-level vector code: each warp
 //     owns warp tiles of C, keeps them in vector registers across the K
-//     loop and issues one 16x8x16 vector.contract per fragment;
+//     loop and issues one 16x8xK vector.contract per fragment (K = 16 for
+//     f16/bf16 inputs, 8 for f32 inputs on tf32 tensor cores, which the
+//     precision policy "tf32" allows);
 //   tessera-gpu-mma-sync       (after the mapping, when the tiles live in
 //     shared memory) hands that code to MLIR's convert-vector-to-gpu in its
 //     nvgpu flavour, which picks nvgpu.ldmatrix for the A/B fragments and
@@ -29,7 +31,7 @@
 namespace mlir::tessera {
 #define GEN_PASS_DEF_GPUMATMULTOMMAPASS
 #define GEN_PASS_DEF_GPUMMASYNCPASS
-#define GEN_PASS_DEF_GPUBF16MMATONVVMPASS
+#define GEN_PASS_DEF_GPUMMATONVVMPASS
 #include "tessera/Conversion/Passes.h.inc"
 } // namespace mlir::tessera
 
@@ -40,8 +42,10 @@ namespace {
 constexpr int64_t kWarp = 32;
 /// Marks the warp-tile loops for tessera-gpu-mma-sync.
 constexpr const char *kMmaAttr = "tile.mma_warp_tiles";
-// The mma.sync instruction shape for 16-bit inputs with f32 accumulation.
-constexpr int64_t kM = 16, kN = 8, kK = 16;
+// The mma.sync instruction shape (m16n8k16 for 16-bit inputs, m16n8k8 for
+// tf32) with f32 accumulation.
+constexpr int64_t kM = 16, kN = 8;
+int64_t instructionK(Type in) { return in.isF32() ? 8 : 16; }
 
 bool isStaticRowMajor(MemRefType t) {
   return t && t.hasStaticShape() && t.getRank() == 2 &&
@@ -49,8 +53,9 @@ bool isStaticRowMajor(MemRefType t) {
 }
 
 /// Whether the tensor-core path handles `op`: static row-major buffers,
-/// f16 x f16 or bf16 x bf16 into f32, extents multiples of the instruction.
-bool eligible(linalg::MatmulOp op) {
+/// f16 x f16 or bf16 x bf16 (or f32 x f32 when `tf32` allows rounding the
+/// inputs) into f32, extents multiples of the instruction.
+bool eligible(linalg::MatmulOp op, bool tf32) {
   if (!op.hasPureBufferSemantics() || op.hasUserDefinedMaps())
     return false;
   auto a = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -59,12 +64,13 @@ bool eligible(linalg::MatmulOp op) {
   if (!isStaticRowMajor(a) || !isStaticRowMajor(b) || !isStaticRowMajor(c))
     return false;
   Type in = a.getElementType();
-  if (in != b.getElementType() || !(in.isF16() || in.isBF16()) ||
+  if (in != b.getElementType() ||
+      !(in.isF16() || in.isBF16() || (tf32 && in.isF32())) ||
       !c.getElementType().isF32())
     return false;
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
   return a.getDimSize(0) == m && b.getDimSize(0) == k && b.getDimSize(1) == n &&
-         m % kM == 0 && n % kN == 0 && k % kK == 0;
+         m % kM == 0 && n % kN == 0 && k % instructionK(in) == 0;
 }
 
 /// Largest of `options` that divides `count`.
@@ -84,9 +90,11 @@ struct GPUMatmulToMMAPass
     int64_t warps = 4;
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
       warps = a.getInt();
+    auto precision = f->getAttrOfType<StringAttr>("tile.dot_precision");
+    bool tf32 = precision && precision.getValue() == "tf32";
     SmallVector<linalg::MatmulOp> matmuls;
     f.walk([&](linalg::MatmulOp op) {
-      if (eligible(op))
+      if (eligible(op, tf32))
         matmuls.push_back(op);
     });
     for (linalg::MatmulOp op : matmuls)
@@ -101,6 +109,7 @@ struct GPUMatmulToMMAPass
     Type in = aType.getElementType(), acc = cType.getElementType();
     int64_t m = cType.getDimSize(0), n = cType.getDimSize(1),
             k = aType.getDimSize(1);
+    const int64_t kK = instructionK(in);
     // A warp tile of mt x nt instructions: up to 32x32 elements, so that
     // each A fragment feeds nt products and each B fragment mt.
     int64_t mt = largestDivisor(m / kM, {2, 1});
@@ -369,8 +378,9 @@ struct GPUMMASyncPass
   }
 };
 
-/// nvgpu.mma.sync m16n8k16 bf16 x bf16 + f32 -> nvvm.mma.sync.
-struct BF16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
+/// nvgpu.mma.sync m16n8k16 bf16 x bf16 + f32 and m16n8k8 tf32 (f32
+/// fragments) + f32 -> nvvm.mma.sync.
+struct MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(nvgpu::MmaSyncOp op,
                                 PatternRewriter &b) const override {
@@ -380,28 +390,43 @@ struct BF16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
     SmallVector<int64_t> mnk;
     for (Attribute a : op.getMmaShape())
       mnk.push_back(cast<IntegerAttr>(a).getInt());
-    if (!aType.getElementType().isBF16() ||
-        !bType.getElementType().isBF16() || !cType.getElementType().isF32())
+    Type in = aType.getElementType();
+    if (in != bType.getElementType() || !(in.isBF16() || in.isF32()) ||
+        !cType.getElementType().isF32())
       return failure();
-    if (mnk != SmallVector<int64_t>{16, 8, 16} ||
-        aType.getShape() != ArrayRef<int64_t>{4, 2} ||
-        bType.getShape() != ArrayRef<int64_t>{2, 2} ||
+    const bool tf32 = in.isF32();
+    // Fragment shapes of the PTX ISA: A 4 registers, B 2, C/D 2x2 f32;
+    // a bf16 register holds a row of two elements, a tf32 one one element.
+    int64_t width = tf32 ? 1 : 2;
+    if (mnk != SmallVector<int64_t>{16, 8, tf32 ? 8 : 16} ||
+        aType.getShape() != ArrayRef<int64_t>{4, width} ||
+        bType.getShape() != ArrayRef<int64_t>{2, width} ||
         cType.getShape() != ArrayRef<int64_t>{2, 2})
-      return op.emitOpError("bf16 mma.sync supports m16n8k16 fragments only");
+      return op.emitOpError(tf32 ? "tf32 mma.sync supports m16n8k8 fragments "
+                                   "only"
+                                 : "bf16 mma.sync supports m16n8k16 "
+                                   "fragments only");
     Location l = op.getLoc();
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
     auto packedRow = VectorType::get({1}, i32);
-    auto rows = [&](Value frag, int64_t n) {
-      SmallVector<Value> regs;
+    auto regs = [&](Value frag, int64_t n) {
+      SmallVector<Value> out;
       for (int64_t i = 0; i < n; ++i) {
         Value row = vector::ExtractOp::create(b, l, frag, ArrayRef<int64_t>{i});
+        if (tf32) {
+          Value x = vector::ExtractOp::create(b, l, row, ArrayRef<int64_t>{0});
+          out.push_back(NVVM::ConvertFloatToTF32Op::create(
+              b, l, i32, x, NVVM::FPRoundingMode::RNA,
+              NVVM::SaturationMode::NONE, /*relu=*/false));
+          continue;
+        }
         Value packed = vector::BitCastOp::create(b, l, packedRow, row);
-        regs.push_back(
+        out.push_back(
             vector::ExtractOp::create(b, l, packed, ArrayRef<int64_t>{0}));
       }
-      return regs;
+      return out;
     };
-    SmallVector<Value> a = rows(op.getMatrixA(), 4), bs = rows(op.getMatrixB(), 2);
+    SmallVector<Value> a = regs(op.getMatrixA(), 4), bs = regs(op.getMatrixB(), 2);
     SmallVector<Value> c;
     for (int64_t i = 0; i < 2; ++i)
       for (int64_t j = 0; j < 2; ++j)
@@ -409,11 +434,11 @@ struct BF16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
                                               ArrayRef<int64_t>{i, j}));
     auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                     {f32, f32, f32, f32});
+    NVVM::MMATypes type = tf32 ? NVVM::MMATypes::tf32 : NVVM::MMATypes::bf16;
     auto mma = NVVM::MmaOp::create(
-        b, l, resType, a, bs, c, ArrayRef<int64_t>{16, 8, 16},
+        b, l, resType, a, bs, c, ArrayRef<int64_t>{16, 8, tf32 ? 8 : 16},
         /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMATypes, 2>{type, type},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                        NVVM::MMALayout::col});
     SmallVector<Value> d;
@@ -425,11 +450,11 @@ struct BF16MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
   }
 };
 
-struct GPUBF16MmaToNVVMPass
-    : mlir::tessera::impl::GPUBF16MmaToNVVMPassBase<GPUBF16MmaToNVVMPass> {
+struct GPUMmaToNVVMPass
+    : mlir::tessera::impl::GPUMmaToNVVMPassBase<GPUMmaToNVVMPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<BF16MmaToNVVM>(&getContext());
+    patterns.add<MmaToNVVM>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

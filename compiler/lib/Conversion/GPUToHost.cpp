@@ -484,11 +484,13 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         for (Attribute a : mma.getMmaShape())
           mnk.push_back(cast<IntegerAttr>(a).getInt());
         Type in = aType.getElementType();
-        if (mnk != SmallVector<int64_t>{16, 8, 16} ||
-            !cType.getElementType().isF32() || !(in.isF16() || in.isBF16()))
+        bool half = (in.isF16() || in.isBF16()) &&
+                    mnk == SmallVector<int64_t>{16, 8, 16};
+        bool tf32 = in.isF32() && mnk == SmallVector<int64_t>{16, 8, 8};
+        if (!cType.getElementType().isF32() || !(half || tf32))
           return op->emitOpError(
-              "sim supports mma.sync m16n8k16 with f16/bf16 inputs and f32 "
-              "accumulation only");
+              "sim supports mma.sync m16n8k16 with f16/bf16 inputs, m16n8k8 "
+              "with tf32 (f32) inputs, and f32 accumulation only");
         Slot a = makeSlot(entryBuilder, ob, l, aType);
         Slot bs = makeSlot(entryBuilder, ob, l,
                            cast<VectorType>(mma.getMatrixB().getType()));
@@ -505,7 +507,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             ob, l, fn,
             ValueRange{
                 simCtx,
-                arith::ConstantIntOp::create(ob, l, i64, in.isBF16() ? 1 : 0),
+                arith::ConstantIntOp::create(ob, l, i64,
+                                             tf32 ? 2 : in.isBF16() ? 1 : 0),
                 a.address, bs.address, c.address, d.address, site});
         mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
         toErase.push_back(op);

@@ -2840,6 +2840,10 @@ EmittedKernel Emitter::run() {
   out.numStages = env.count("num_stages") ? env["num_stages"].getInt() : 2;
   func->setAttr("tile.num_warps", b.getI32IntegerAttr(out.numWarps));
   func->setAttr("tile.num_stages", b.getI32IntegerAttr(out.numStages));
+  // tile.dot inputs may run on tf32 tensor cores (precision "tf32").
+  if (auto policy = PrecisionPolicy::parse(spec.precision, nullptr);
+      policy && policy->tf32Dots)
+    func->setAttr("tile.dot_precision", b.getStringAttr("tf32"));
   // The shape symbol of every tensor dimension ("" for a fixed extent):
   // dimensions with the same symbol are equal at launch (checked by the
   // runtime), which tessera-unify-shape-dims exploits.

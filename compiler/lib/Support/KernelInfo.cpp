@@ -253,6 +253,10 @@ std::optional<PrecisionPolicy> PrecisionPolicy::parse(const std::string &text,
     return name == "fp6" || name == "fp4" || name.rfind("fp6_", 0) == 0 ||
            name.rfind("fp4_", 0) == 0;
   };
+  if (storage == "tf32") {
+    p.tf32Dots = true;
+    storage = "fp32";
+  }
   auto s = parseDType(storage);
   if (!s) {
     if (error)
@@ -275,11 +279,17 @@ std::optional<PrecisionPolicy> PrecisionPolicy::parse(const std::string &text,
   } else {
     p.accum = isIntegerDType(*s) ? DType::I32 : DType::F32;
   }
+  if (p.tf32Dots && p.accum != DType::F32) {
+    if (error)
+      *error = "precision policy '" + text + "': tf32 accumulates in fp32";
+    return std::nullopt;
+  }
   return p;
 }
 
 std::string PrecisionPolicy::toString() const {
-  return std::string(dtypeName(storage)) + "@accum(" + dtypeName(accum) + ")";
+  return std::string(tf32Dots ? "tf32" : dtypeName(storage)) + "@accum(" +
+         dtypeName(accum) + ")";
 }
 
 std::string Specialization::canonical() const {

@@ -355,10 +355,57 @@ void runLdMatrix(Fiber *const *lanes, int64_t count) {
 
 /// The element formats of the simulated mma.sync variants (the kind the
 /// sim lowering passes).
-enum MmaKind : int64_t { kMmaF16 = 0, kMmaBF16 = 1 };
+enum MmaKind : int64_t { kMmaF16 = 0, kMmaBF16 = 1, kMmaTF32 = 2 };
 
 float loadInput(const uint16_t *p, int64_t i, int64_t kind) {
   return kind == kMmaBF16 ? bf16BitsToF32(p[i]) : f16BitsToF32(p[i]);
+}
+
+/// `x` rounded to tf32 (10 mantissa bits) to nearest, ties away from zero,
+/// as `cvt.rna.tf32.f32` does before the GPU's tf32 mma.sync; infinities
+/// and NaNs pass unchanged.
+float roundToTF32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7f800000u) != 0x7f800000u)
+    bits = (bits + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 over one warp (PTX
+/// ISA, "Matrix Fragments for mma.m16n8k8" with .tf32), g = lane/4,
+/// t = lane%4, one element per register:
+///   A (16x8):  a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+///   B (8x8):   b0 (t, g), b1 (t+4, g)
+///   C, D:      as for m16n8k16.
+/// The f32 inputs are rounded to tf32 first (the GPU lowering does the same
+/// with cvt.rna.tf32.f32); products are summed in f32 over k in order.
+void runMmaTF32(Fiber *const *lanes, int64_t count) {
+  float A[16][8], B[8][8];
+  for (int64_t l = 0; l < count; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    const auto *a = at<const float>(lanes[l]->syncPtr[0]);
+    const auto *b = at<const float>(lanes[l]->syncPtr[1]);
+    A[g][t] = roundToTF32(a[0]);
+    A[g + 8][t] = roundToTF32(a[1]);
+    A[g][t + 4] = roundToTF32(a[2]);
+    A[g + 8][t + 4] = roundToTF32(a[3]);
+    B[t][g] = roundToTF32(b[0]);
+    B[t + 4][g] = roundToTF32(b[1]);
+  }
+  for (int64_t l = 0; l < count; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    const auto *c = at<const float>(lanes[l]->syncPtr[2]);
+    auto *d = at<float>(lanes[l]->syncPtr[3]);
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t row = g + (i / 2) * 8, col = 2 * t + i % 2;
+      float sum = c[i];
+      for (int64_t k = 0; k < 8; ++k)
+        sum += A[row][k] * B[k][col];
+      d[i] = sum;
+    }
+  }
 }
 
 /// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 over
@@ -372,6 +419,8 @@ float loadInput(const uint16_t *p, int64_t i, int64_t kind) {
 /// Each lane's D is computed in f32, summing over k in order.
 void runMma(Fiber *const *lanes, int64_t count) {
   const int64_t kind = lanes[0]->syncMode;
+  if (kind == kMmaTF32)
+    return runMmaTF32(lanes, count);
   float A[16][16], B[16][8];
   for (int64_t l = 0; l < count; ++l) {
     int64_t g = l / 4, t = l % 4;

@@ -81,7 +81,7 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
 }
 
 /// A kernel family and the precision policy it is compiled with (f16 and
-/// bf16 run the GEMM dots on tensor cores).
+/// bf16, and f32 under "tf32", run the GEMM dots on tensor cores).
 struct ArtifactCase {
   const char *family;
   const char *precision;
@@ -159,6 +159,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ArtifactCase{"gemm", "fp16@accum(fp32)"},
                       ArtifactCase{"gemm", "bf16@accum(fp32)"},
                       ArtifactCase{"gemm", "fp16@accum(fp32)", true},
+                      ArtifactCase{"gemm", "tf32", true},
                       ArtifactCase{"attention", ""},
                       ArtifactCase{"attention", "fp16"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {

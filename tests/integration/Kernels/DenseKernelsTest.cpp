@@ -19,11 +19,15 @@ struct GemmCase {
   DType dtype;
   int64_t m, n, k;
   bool transA, transB;
+  /// Precision policy "tf32": f32 data, products on tf32 tensor cores where
+  /// the device has them.
+  bool tf32 = false;
 };
 
 std::string gemmName(const ::testing::TestParamInfo<GemmCase> &i) {
   const GemmCase &c = i.param;
-  return std::string(dtypeName(c.dtype)) + "_" + std::to_string(c.m) + "x" +
+  return std::string(c.tf32 ? "tf32" : dtypeName(c.dtype)) + "_" +
+         std::to_string(c.m) + "x" +
          std::to_string(c.n) + "x" + std::to_string(c.k) +
          (c.transA ? "_tA" : "") + (c.transB ? "_tB" : "");
 }
@@ -36,6 +40,11 @@ std::vector<GemmCase> gemmCases() {
       for (bool ta : {false, true})
         for (bool tb : {false, true})
           v.push_back({t, m, n, k, ta, tb});
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {7, 5, 3}, {64, 64, 64}, {100, 37, 129}, {130, 70, 33}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        v.push_back({DType::F32, m, n, k, ta, tb, /*tf32=*/true});
   return v;
 }
 
@@ -44,7 +53,8 @@ class Gemm : public ::testing::TestWithParam<GemmCase> {};
 TEST_P(Gemm, AlphaBeta) {
   const GemmCase &c = GetParam();
   CompileOptions opts;
-  opts.precision = std::string(dtypeName(c.dtype)) + "@accum(fp32)";
+  opts.precision =
+      std::string(c.tf32 ? "tf32" : dtypeName(c.dtype)) + "@accum(fp32)";
   opts.constants = {{"TRANS_A", ConstValue::boolean(c.transA)},
                     {"TRANS_B", ConstValue::boolean(c.transB)},
                     {"BLOCK_M", ConstValue::integer(32)},
@@ -64,7 +74,9 @@ TEST_P(Gemm, AlphaBeta) {
   ref::gemm(c.transA ? a.transposed(0, 1) : a,
             c.transB ? b.transposed(0, 1) : b, expected, 0.75, 0.5);
   ASSERT_LAUNCH(kernel, {view(a), view(b), view(cm), Arg(0.75), Arg(0.5)});
-  EXPECT_CLOSE(cm, expected, toleranceFor(c.dtype, Op::Gemm, c.k));
+  EXPECT_CLOSE(cm, expected,
+               c.tf32 ? tf32GemmTolerance(c.k)
+                      : toleranceFor(c.dtype, Op::Gemm, c.k));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, Gemm, ::testing::ValuesIn(gemmCases()), gemmName);
@@ -144,7 +156,7 @@ TEST(GemmEdge, F16AlignedAndMisalignedViews) {
 // before the compute of iteration k). K below gives fewer iterations than
 // stages, a few, and many; every stage count must give the same result.
 TEST(GemmEdge, PipelineStages) {
-  for (const char *precision : {"f32", "f16@accum(fp32)"})
+  for (const char *precision : {"f32", "tf32", "f16@accum(fp32)"})
     for (int64_t stages : {1, 2, 3, 4}) {
       auto kernel = libraryKernel(
           "gemm", "gemm",
@@ -153,7 +165,8 @@ TEST(GemmEdge, PipelineStages) {
                          {"BLOCK_K", ConstValue::integer(16)},
                          {"num_stages", ConstValue::integer(stages)}},
            .precision = precision});
-      DType dt = std::string(precision) == "f32" ? DType::F32 : DType::F16;
+      const std::string p = precision;
+      DType dt = p == "f16@accum(fp32)" ? DType::F16 : DType::F32;
       for (int64_t k : {16, 40, 130}) {
         const int64_t m = 33, n = 40;
         HostTensor a = HostTensor::empty({m, k}, dt);
@@ -164,10 +177,36 @@ TEST(GemmEdge, PipelineStages) {
         HostTensor expected = c.clone();
         ref::gemm(a, b, expected, 1.0, 0.0);
         ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
-        EXPECT_CLOSE(c, expected, toleranceFor(dt, Op::Gemm, k))
+        EXPECT_CLOSE(c, expected,
+                     p == "tf32" ? tf32GemmTolerance(k)
+                                 : toleranceFor(dt, Op::Gemm, k))
             << precision << ", num_stages " << stages << ", K " << k;
       }
     }
+}
+
+// Precision "tf32" rounds the dot inputs to tf32 (to nearest, ties away
+// from zero, as cvt.rna.tf32.f32) where tensor cores run them (sim, cuda);
+// cpu keeps full f32. 1 + 2^-11 lies exactly halfway between the tf32
+// neighbours 1 and 1 + 2^-10, so each product is 1 + 2^-10 on tensor cores
+// (1.0 if ties went to even, 1 + 2^-11 unrounded): the sums are exact in f32
+// and tell the three apart.
+TEST(GemmEdge, TF32RoundsDotInputsOnTensorCores) {
+  const int64_t m = 32, n = 32, k = 16;
+  auto kernel = libraryKernel(
+      "gemm", "gemm",
+      {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                     {"BLOCK_N", ConstValue::integer(32)},
+                     {"BLOCK_K", ConstValue::integer(16)}},
+       .precision = "tf32"});
+  HostTensor a = HostTensor::full({m, k}, DType::F32, 1.0 + 0x1p-11);
+  HostTensor b = HostTensor::full({k, n}, DType::F32, 1.0);
+  HostTensor c = HostTensor::zeros({m, n}, DType::F32);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+  const double product =
+      testDevice() == DeviceKind::Cpu ? 1.0 + 0x1p-11 : 1.0 + 0x1p-10;
+  HostTensor expected = HostTensor::full({m, n}, DType::F32, k * product);
+  EXPECT_CLOSE(c, expected, (Tolerance{0.0, 0.0}));
 }
 
 TEST(GemmEdge, ZeroSizedProblemIsANoOp) {

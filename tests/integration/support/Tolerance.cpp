@@ -143,6 +143,10 @@ Tolerance toleranceFor(DType storage, Op op, int64_t reductionLength) {
   return base;
 }
 
+Tolerance tf32GemmTolerance(int64_t reductionLength) {
+  return toleranceFor(DType::F16, Op::Gemm, reductionLength);
+}
+
 Tolerance withOutputRounding(Tolerance tol, DType output) {
   if (!isFloatDType(output))
     return tol;

@@ -111,6 +111,16 @@ Tolerance baseTolerance(DType dtype);
 /// See the file comment for the rules.
 Tolerance toleranceFor(DType storage, Op op, int64_t reductionLength = 1);
 
+/// Tolerance for a GEMM whose f32 inputs the kernel may round to tf32 (the
+/// "tf32" precision policy: tensor cores on the GPU, full f32 on cpu) against
+/// the reference on the unrounded inputs. Unlike the rest of the table, input
+/// quantization is an error source here: rounding both inputs to 10 mantissa
+/// bits (to nearest) puts each product within 2^-10 relative of the exact
+/// one, and K such errors with random signs grow like sqrt(K) -- f16's row of
+/// the base table (also 10 bits) scaled as Op::Gemm: atol 1e-3 * sqrt(K),
+/// rtol 1e-3.
+Tolerance tf32GemmTolerance(int64_t reductionLength);
+
 /// `tol` widened for rounding the result to `output` when the expected tensor
 /// is kept in a wider dtype: rtol grows by half an ulp of `output` at 1.0
 /// (2^-(m+1)) and atol by half the smallest subnormal of `output`. Returns

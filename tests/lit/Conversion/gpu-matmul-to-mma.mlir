@@ -28,7 +28,8 @@ func.func @mm(%a: memref<32x32xf16>, %b: memref<32x32xf16>, %c: memref<32x32xf32
 // -----
 
 // Extents that are not multiples of the instruction (N = 12), f32 inputs
-// and mixed input types keep the generic lowering.
+// without the tf32 precision and mixed input types keep the generic
+// lowering.
 // CHECK-LABEL: func.func @not_eligible
 // CHECK-COUNT-3: linalg.matmul
 // CHECK-NOT: vector.contract
@@ -49,5 +50,19 @@ func.func @not_eligible(%a: memref<16x16xf16>, %b: memref<16x12xf16>, %c: memref
 // CHECK-NOT: linalg.matmul
 func.func @bf16(%a: memref<16x16xbf16>, %b: memref<16x8xbf16>, %c: memref<16x8xf32>) attributes {tile.kernel, tile.num_warps = 1 : i32} {
   linalg.matmul ins(%a, %b : memref<16x16xbf16>, memref<16x8xbf16>) outs(%c : memref<16x8xf32>)
+  return
+}
+
+// -----
+
+// f32 inputs under the "tf32" precision (tile.dot_precision) take the
+// tensor-core path with 16x8x8 contractions; K = 24 is a multiple of 8 but
+// not of 16.
+// CHECK-LABEL: func.func @tf32
+// CHECK: scf.for %{{.*}} = %c0 to %c24 step %c8 iter_args
+// CHECK: vector.contract {{.*}} : vector<16x8xf32>, vector<8x8xf32> into vector<16x8xf32>
+// CHECK-NOT: linalg.matmul
+func.func @tf32(%a: memref<16x24xf32>, %b: memref<24x8xf32>, %c: memref<16x8xf32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.dot_precision = "tf32"} {
+  linalg.matmul ins(%a, %b : memref<16x24xf32>, memref<24x8xf32>) outs(%c : memref<16x8xf32>)
   return
 }

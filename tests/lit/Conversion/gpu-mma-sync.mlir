@@ -98,3 +98,47 @@ gpu.module @mbf {
   }
 }
 
+
+// -----
+
+// tf32: the 16x8 f32 A fragment comes from one ldmatrix.x4 (each 32-bit
+// element a pair of b16), the 8x8 B fragment, which would need a transposed
+// 32-bit ldmatrix, from per-lane loads; they feed an m16n8k8 mma.sync on
+// f32 operands, which tessera-gpu-mma-to-nvvm rounds to tf32.
+// CHECK-LABEL: gpu.func @ktf
+// CHECK: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<16x8xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK-COUNT-2: memref.load %{{.*}} : memref<8x8xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8]} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-NOT: vector.contract
+// CHECK: gpu.return
+#tA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#tB = affine_map<(d0, d1, d2) -> (d2, d1)>
+#tC = affine_map<(d0, d1, d2) -> (d0, d1)>
+gpu.module @mtf {
+  gpu.func @ktf() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c512 = arith.constant 512 : index
+    %c768 = arith.constant 768 : index
+    %z32 = arith.constant 0.0 : f32
+    %arena = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %va = memref.view %arena[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x8xf32, #gpu.address_space<workgroup>>
+    %a = memref.memory_space_cast %va : memref<16x8xf32, #gpu.address_space<workgroup>> to memref<16x8xf32>
+    %vb = memref.view %arena[%c512][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x8xf32, #gpu.address_space<workgroup>>
+    %b = memref.memory_space_cast %vb : memref<8x8xf32, #gpu.address_space<workgroup>> to memref<8x8xf32>
+    %vc = memref.view %arena[%c768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x8xf32, #gpu.address_space<workgroup>>
+    %c = memref.memory_space_cast %vc : memref<16x8xf32, #gpu.address_space<workgroup>> to memref<16x8xf32>
+    scf.for %t = %c0 to %c1 step %c1 {
+      %acc = vector.transfer_read %c[%c0, %c0], %z32 {in_bounds = [true, true]} : memref<16x8xf32>, vector<16x8xf32>
+      %r = scf.for %k = %c0 to %c8 step %c8 iter_args(%x = %acc) -> (vector<16x8xf32>) {
+        %fa = vector.transfer_read %a[%c0, %k], %z32 {in_bounds = [true, true]} : memref<16x8xf32>, vector<16x8xf32>
+        %fb = vector.transfer_read %b[%k, %c0], %z32 {in_bounds = [true, true]} : memref<8x8xf32>, vector<8x8xf32>
+        %d = vector.contract {indexing_maps = [#tA, #tB, #tC], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %fa, %fb, %x : vector<16x8xf32>, vector<8x8xf32> into vector<16x8xf32>
+        scf.yield %d : vector<16x8xf32>
+      }
+      vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x8xf32>, memref<16x8xf32>
+    } {tile.mma_warp_tiles}
+    gpu.return
+  }
+}

@@ -438,16 +438,21 @@ def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def GPUBF16MmaToNVVMPass : Pass<"tessera-gpu-bf16-mma-to-nvvm"> {
-  let summary = "Lowers bf16 nvgpu.mma.sync to nvvm.mma.sync";
+def GPUMmaToNVVMPass : Pass<"tessera-gpu-mma-to-nvvm"> {
+  let summary = "Lowers bf16 and tf32 nvgpu.mma.sync to nvvm.mma.sync";
   let description = [{
     MLIR 22's nvgpu-to-nvvm conversion cannot lower `nvgpu.mma.sync` with
-    bf16 operands ("failed to deduce operand PTX types"). This pass, run
-    before it, lowers the m16n8k16 bf16 x bf16 + f32 form directly: each
-    row of the A and B fragments (two bf16) is bitcast to one i32
-    register, the f32 accumulator is split into its four elements, and
-    `nvvm.mma.sync` with bf16 multiplicands and row/col layouts produces
-    the four f32 results, reassembled into the fragment vector.
+    bf16 operands ("failed to deduce operand PTX types"), and lowers the
+    tf32 form by reinterpreting f32 bits as tf32, which truncates the
+    mantissa. This pass, run before it, lowers both directly:
+      * m16n8k16 bf16 x bf16 + f32: each row of the A and B fragments (two
+        bf16) is bitcast to one i32 register;
+      * m16n8k8 f32 x f32 + f32 (tf32 tensor cores): each A and B element is
+        rounded to tf32 with `cvt.rna.tf32.f32` (round to nearest, ties away
+        from zero, as cuBLAS does) into one i32 register.
+    The f32 accumulator is split into its four elements, and
+    `nvvm.mma.sync` with row/col layouts produces the four f32 results,
+    reassembled into the fragment vector. f16 is left to upstream.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -145,7 +145,11 @@ struct KernelInfo {
 struct PrecisionPolicy {
   DType storage = DType::F32;
   DType accum = DType::F32;
-  /// Parses "fp32", "f16", "bf16@accum(fp32)", "fp8_e4m3@accum(fp32)"...
+  /// "tf32": f32 storage whose tile.dot inputs may be rounded to tf32 (10
+  /// mantissa bits) to run on tensor cores. Devices without tf32 tensor
+  /// cores (cpu) compute the products in full f32.
+  bool tf32Dots = false;
+  /// Parses "fp32", "f16", "tf32", "bf16@accum(fp32)", "fp8_e4m3@accum(fp32)"...
   /// Returns an error message (empty on success) in `error`.
   static std::optional<PrecisionPolicy> parse(const std::string &text,
                                               std::string *error);

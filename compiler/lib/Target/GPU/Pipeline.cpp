@@ -101,7 +101,7 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
           "target-type=f32},"
           "arith-expand{include-bf16=true},tessera-approximate-math,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-          "tessera-gpu-bf16-mma-to-nvvm,convert-nvgpu-to-nvvm,"
+          "tessera-gpu-mma-to-nvvm,convert-nvgpu-to-nvvm,"
           "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
           "reconcile-unrealized-casts"));
   TESSERA_RETURN_IF_ERROR(

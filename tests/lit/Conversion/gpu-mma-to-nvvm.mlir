@@ -1,4 +1,4 @@
-// RUN: tessera-opt %s -tessera-gpu-bf16-mma-to-nvvm | FileCheck %s
+// RUN: tessera-opt %s -tessera-gpu-mma-to-nvvm | FileCheck %s
 
 // bf16 mma.sync: fragment rows are packed into i32 registers, the f32
 // accumulator is split into its elements and nvvm.mma.sync multiplies bf16
@@ -11,6 +11,16 @@
 // CHECK-NEXT: return %[[R]]
 func.func @mma_bf16(%a: vector<4x2xbf16>, %b: vector<2x2xbf16>, %c: vector<2x2xf32>) -> vector<2x2xf32> {
   %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+  return %d : vector<2x2xf32>
+}
+
+// tf32 mma.sync (f32 fragments, m16n8k8): every A and B element is rounded
+// with cvt.rna.tf32.f32 into an i32 register.
+// CHECK-LABEL: func.func @mma_tf32(
+// CHECK-COUNT-6: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}] B[{{.*}}, {{.*}}] C[{{.*}}] {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_tf32(%a: vector<4x1xf32>, %b: vector<2x1xf32>, %c: vector<2x2xf32>) -> vector<2x2xf32> {
+  %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
   return %d : vector<2x2xf32>
 }
 
