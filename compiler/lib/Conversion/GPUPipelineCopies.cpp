@@ -62,6 +62,27 @@ memref::ViewOp rootView(Value v, scf::ForOp loop) {
   }
 }
 
+/// `view` and the other views of the same arena at the same constant byte
+/// offset, with static shapes of the same size, made outside `loop`.
+SmallVector<memref::ViewOp> aliasesOf(memref::ViewOp view, scf::ForOp loop) {
+  SmallVector<memref::ViewOp> out = {view};
+  auto bytesOf = [](memref::ViewOp v) -> std::optional<int64_t> {
+    auto t = cast<MemRefType>(v.getType());
+    if (!t.hasStaticShape())
+      return std::nullopt;
+    return t.getNumElements() * t.getElementTypeBitWidth() / 8;
+  };
+  std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+  for (Operation *user : view.getSource().getUsers())
+    if (auto other = dyn_cast<memref::ViewOp>(user);
+        other && other != view && other.getSizes().empty() &&
+        loop.isDefinedOutsideOfLoop(other) &&
+        getConstantIntValue(other.getByteShift()) == shift &&
+        bytesOf(other) && bytesOf(other) == bytesOf(view))
+      out.push_back(other);
+  return out;
+}
+
 /// A commit + wait-for-all + barrier sequence starting at `op`.
 bool isCommitWaitBarrier(Operation *op) {
   auto commit = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op);
@@ -92,8 +113,6 @@ struct GPUPipelineCopiesPass
   /// Pipelines `loop` when it has the load/compute form; leaves it alone
   /// (success) when it does not.
   LogicalResult pipeline(gpu::GPUFuncOp f, scf::ForOp loop, int64_t stages) {
-    if (loop.getNumResults() != 0)
-      return success();
     Block *body = loop.getBody();
     // The split point: the last top-level commit + wait + barrier.
     Operation *split = nullptr;
@@ -141,6 +160,26 @@ struct GPUPipelineCopiesPass
     }
     if (!ok || buffers.empty())
       return success();
+    // Iteration arguments must be carried by the compute part alone: the
+    // load part may not read them (the loads of iteration k + S - 1 run
+    // before the compute of iteration k) and every yielded value must come
+    // from the compute part. Loops that thread buffers (memref arguments,
+    // as the row loops of layernorm do with their accumulator tile) are
+    // left alone: MLIR's pipeliner rejects them.
+    for (BlockArgument arg : loop.getRegionIterArgs())
+      if (isa<MemRefType>(arg.getType()))
+        return success();
+    for (BlockArgument arg : loop.getRegionIterArgs())
+      for (Operation *user : arg.getUsers()) {
+        Operation *top = body->findAncestorOpInBlock(*user);
+        if (top && top->isBeforeInBlock(computeStart))
+          return success();
+      }
+    for (Value y : body->getTerminator()->getOperands()) {
+      Operation *d = y.getDefiningOp();
+      if (!d || d->getBlock() != body || d->isBeforeInBlock(computeStart))
+        return success();
+    }
     for (Operation *c = computeStart; c != body->getTerminator();
          c = c->getNextNode()) {
       WalkResult r = c->walk([&](Operation *nested) {
@@ -194,16 +233,31 @@ struct GPUPipelineCopiesPass
     }
 
     // Wrap both parts into regions, each computing its stage's buffers.
+    // A region's results are the values it defines that are used after it
+    // (the compute part's new iteration arguments, when the loop has some).
     auto wrap = [&](Operation *first, Operation *end) {
+      SmallVector<Value> escaping;
+      for (Operation *op = first; op != end; op = op->getNextNode())
+        for (Value r : op->getResults())
+          if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+                Operation *top = body->findAncestorOpInBlock(*u);
+                return !top || top == end || end->isBeforeInBlock(top);
+              }))
+            escaping.push_back(r);
       rewriter.setInsertionPoint(first);
-      auto region = scf::ExecuteRegionOp::create(rewriter, l, TypeRange{});
+      auto region = scf::ExecuteRegionOp::create(
+          rewriter, l, ValueRange(escaping).getTypes());
       Block *b = rewriter.createBlock(&region.getRegion());
-      auto yield = scf::YieldOp::create(rewriter, l);
+      auto yield = scf::YieldOp::create(rewriter, l, escaping);
       for (Operation *op = region->getNextNode(); op != end;) {
         Operation *next = op->getNextNode();
         op->moveBefore(yield);
         op = next;
       }
+      for (auto [v, r] : llvm::zip(escaping, region.getResults()))
+        rewriter.replaceUsesWithIf(v, r, [&](OpOperand &use) {
+          return !region->isAncestor(use.getOwner());
+        });
       // The stage of this iteration and its buffers.
       rewriter.setInsertionPointToStart(b);
       Value iv = loop.getInductionVar();
@@ -232,14 +286,19 @@ struct GPUPipelineCopiesPass
                 arith::ConstantIndexOp::create(rewriter, l, buf.bytes)));
         Value offset = arith::SelectOp::create(rewriter, l, isFirst,
                                                buf.view.getByteShift(), extra);
-        auto view = memref::ViewOp::create(rewriter, l, buf.view.getType(),
-                                           buf.view.getSource(), offset,
-                                           ValueRange{});
-        // The view and the casts/subviews of it made outside the loop are
+        // The view, its aliases (other views of the same arena bytes, such
+        // as the i8 stand-ins of fp8 tiles that tessera-gpu-mma-sync reads
+        // through) and the casts/subviews of them made outside the loop are
         // re-made inside the region on this stage's buffer.
         IRMapping map;
-        map.map(buf.view.getResult(), view.getResult());
-        SmallVector<Value> derived = {buf.view.getResult()};
+        SmallVector<Value> derived;
+        for (memref::ViewOp root : aliasesOf(buf.view, loop)) {
+          auto view = memref::ViewOp::create(rewriter, l, root.getType(),
+                                             root.getSource(), offset,
+                                             ValueRange{});
+          map.map(root.getResult(), view.getResult());
+          derived.push_back(root.getResult());
+        }
         for (size_t i = 0; i < derived.size(); ++i)
           for (Operation *user : derived[i].getUsers())
             if (isa<memref::MemorySpaceCastOp, memref::SubViewOp>(user) &&
@@ -339,9 +398,10 @@ struct GPUPipelineCopiesPass
       if (!isa<scf::YieldOp>(b.getTerminator()) ||
           !llvm::hasSingleElement(r.getRegion()))
         continue;
+      SmallVector<Value> yielded(b.getTerminator()->getOperands());
       rewriter.eraseOp(b.getTerminator());
       rewriter.inlineBlockBefore(&b, r);
-      rewriter.eraseOp(r);
+      rewriter.replaceOp(r, yielded);
     }
     return success();
   }

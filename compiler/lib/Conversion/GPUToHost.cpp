@@ -487,10 +487,22 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         bool half = (in.isF16() || in.isBF16()) &&
                     mnk == SmallVector<int64_t>{16, 8, 16};
         bool tf32 = in.isF32() && mnk == SmallVector<int64_t>{16, 8, 8};
-        if (!cType.getElementType().isF32() || !(half || tf32))
+        // fp8 fragments travel as i8, the format in tile.fp8 (see
+        // tessera-gpu-mma-sync).
+        auto fp8Format = op->getAttrOfType<StringAttr>("tile.fp8");
+        bool fp8 = fp8Format && in.isInteger(8) &&
+                   mnk == SmallVector<int64_t>{16, 8, 32};
+        if (!cType.getElementType().isF32() || !(half || tf32 || fp8))
           return op->emitOpError(
               "sim supports mma.sync m16n8k16 with f16/bf16 inputs, m16n8k8 "
-              "with tf32 (f32) inputs, and f32 accumulation only");
+              "with tf32 (f32) inputs, m16n8k32 with fp8 inputs, and f32 "
+              "accumulation only");
+        // The kinds of tessera_sim_mma (runtime/lib/Sim/FiberScheduler.cpp).
+        int64_t kind = tf32          ? 2
+                       : in.isBF16() ? 1
+                       : in.isF16()  ? 0
+                       : fp8Format.getValue() == "e4m3" ? 3
+                                                        : 4;
         Slot a = makeSlot(entryBuilder, ob, l, aType);
         Slot bs = makeSlot(entryBuilder, ob, l,
                            cast<VectorType>(mma.getMatrixB().getType()));
@@ -507,8 +519,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             ob, l, fn,
             ValueRange{
                 simCtx,
-                arith::ConstantIntOp::create(ob, l, i64,
-                                             tf32 ? 2 : in.isBF16() ? 1 : 0),
+                arith::ConstantIntOp::create(ob, l, i64, kind),
                 a.address, bs.address, c.address, d.address, site});
         mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
         toErase.push_back(op);

@@ -355,7 +355,13 @@ void runLdMatrix(Fiber *const *lanes, int64_t count) {
 
 /// The element formats of the simulated mma.sync variants (the kind the
 /// sim lowering passes).
-enum MmaKind : int64_t { kMmaF16 = 0, kMmaBF16 = 1, kMmaTF32 = 2 };
+enum MmaKind : int64_t {
+  kMmaF16 = 0,
+  kMmaBF16 = 1,
+  kMmaTF32 = 2,
+  kMmaE4M3 = 3,
+  kMmaE5M2 = 4
+};
 
 float loadInput(const uint16_t *p, int64_t i, int64_t kind) {
   return kind == kMmaBF16 ? bf16BitsToF32(p[i]) : f16BitsToF32(p[i]);
@@ -408,6 +414,47 @@ void runMmaTF32(Fiber *const *lanes, int64_t count) {
   }
 }
 
+/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 over
+/// one warp (PTX ISA, "Matrix Fragments for mma.m16n8k32" with 8-bit
+/// floating point types), g = lane/4, t = lane%4, four elements per
+/// register (j = 0..3):
+///   A (16x32): reg 0 (g, 4t+j), reg 1 (g+8, 4t+j), reg 2 (g, 16+4t+j),
+///              reg 3 (g+8, 16+4t+j)
+///   B (32x8):  reg 0 (4t+j, g), reg 1 (16+4t+j, g)
+///   C, D:      as for m16n8k16.
+/// fp8 products are exact in f32; they are summed in f32 over k in order.
+void runMmaF8(Fiber *const *lanes, int64_t count, bool e4m3) {
+  float A[16][32], B[32][8];
+  auto decode = [&](uint8_t bits) {
+    return e4m3 ? f8E4M3BitsToF32(bits) : f8E5M2BitsToF32(bits);
+  };
+  for (int64_t l = 0; l < count; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    const auto *a = at<const uint8_t>(lanes[l]->syncPtr[0]);
+    const auto *b = at<const uint8_t>(lanes[l]->syncPtr[1]);
+    for (int64_t j = 0; j < 4; ++j) {
+      A[g][4 * t + j] = decode(a[0 + j]);
+      A[g + 8][4 * t + j] = decode(a[4 + j]);
+      A[g][16 + 4 * t + j] = decode(a[8 + j]);
+      A[g + 8][16 + 4 * t + j] = decode(a[12 + j]);
+      B[4 * t + j][g] = decode(b[0 + j]);
+      B[16 + 4 * t + j][g] = decode(b[4 + j]);
+    }
+  }
+  for (int64_t l = 0; l < count; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    const auto *c = at<const float>(lanes[l]->syncPtr[2]);
+    auto *d = at<float>(lanes[l]->syncPtr[3]);
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t row = g + (i / 2) * 8, col = 2 * t + i % 2;
+      float sum = c[i];
+      for (int64_t k = 0; k < 32; ++k)
+        sum += A[row][k] * B[k][col];
+      d[i] = sum;
+    }
+  }
+}
+
 /// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 over
 /// one warp, from the fragment layouts of the PTX ISA ("Matrix Fragments
 /// for mma.m16n8k16 with floating point type"), with g = lane/4 and
@@ -421,6 +468,8 @@ void runMma(Fiber *const *lanes, int64_t count) {
   const int64_t kind = lanes[0]->syncMode;
   if (kind == kMmaTF32)
     return runMmaTF32(lanes, count);
+  if (kind == kMmaE4M3 || kind == kMmaE5M2)
+    return runMmaF8(lanes, count, kind == kMmaE4M3);
   float A[16][16], B[16][8];
   for (int64_t l = 0; l < count; ++l) {
     int64_t g = l / 4, t = l % 4;

@@ -81,7 +81,8 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
 }
 
 /// A kernel family and the precision policy it is compiled with (f16 and
-/// bf16, and f32 under "tf32", run the GEMM dots on tensor cores).
+/// bf16, f32 under "tf32", and fp8 on sm_89+ run the GEMM dots on tensor
+/// cores).
 struct ArtifactCase {
   const char *family;
   const char *precision;
@@ -160,6 +161,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ArtifactCase{"gemm", "bf16@accum(fp32)"},
                       ArtifactCase{"gemm", "fp16@accum(fp32)", true},
                       ArtifactCase{"gemm", "tf32", true},
+                      ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
                       ArtifactCase{"attention", ""},
                       ArtifactCase{"attention", "fp16"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {

@@ -209,6 +209,84 @@ TEST(GemmEdge, TF32RoundsDotInputsOnTensorCores) {
   EXPECT_CLOSE(c, expected, (Tolerance{0.0, 0.0}));
 }
 
+// fp8 tiles whose BLOCK_K is a multiple of 32 run on fp8 tensor cores
+// (mma.sync m16n8k32, sm_89+; sim emulates sm_90a). The products of fp8
+// values are exact in f32 and the sums are f32, so the result must match
+// the reference on the same fp8 inputs to f32 accuracy -- far tighter than
+// the fp8 row of the tolerance table, which covers fp8 outputs. K values
+// below, at and above BLOCK_K, and M/N edges, for both formats.
+TEST(GemmEdge, F8TensorCoresAccumulateExactlyInF32) {
+  for (DType dt : {DType::F8E4M3, DType::F8E5M2})
+    for (int64_t stages : {1, 3}) {
+      auto kernel = libraryKernel(
+          "gemm", "gemm",
+          {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                         {"BLOCK_N", ConstValue::integer(32)},
+                         {"BLOCK_K", ConstValue::integer(32)},
+                         {"num_stages", ConstValue::integer(stages)}},
+           .precision = std::string(dtypeName(dt)) + "@accum(fp32)"});
+      for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+               {32, 32, 32}, {64, 48, 96}, {33, 40, 70}, {100, 37, 17}}) {
+        HostTensor a = HostTensor::empty({m, k}, dt);
+        HostTensor b = HostTensor::empty({k, n}, dt);
+        fillUniform(a, 11);
+        fillUniform(b, 12);
+        HostTensor c = HostTensor::empty({m, n}, DType::F32);
+        fillUniform(c, 13);
+        HostTensor expected = c.clone();
+        ref::gemm(a, b, expected, 0.5, 2.0);
+        ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(0.5), Arg(2.0)});
+        EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
+            << dtypeName(dt) << ", num_stages " << stages << ", " << m << "x"
+            << n << "x" << k;
+      }
+    }
+}
+
+// When every warp owns the same number of warp tiles, the GPU path keeps
+// the accumulator fragments in registers across the kernel's K loop (read
+// from the accumulator tile once before it, written back once after it) --
+// with one and with two warp tiles per warp, with and without pipelined
+// copies, for K below, at and well above BLOCK_K (one K iteration, a few,
+// many; K = 0 is GemmEdge.ZeroSizedProblemIsANoOp), on edge-sized M and N.
+TEST(GemmEdge, RegisterResidentAccumulators) {
+  for (const char *precision :
+       {"f16@accum(fp32)", "tf32", "fp8_e4m3@accum(fp32)"})
+    for (auto [warps, stages] :
+         std::vector<std::array<int64_t, 2>>{{2, 1}, {4, 3}}) {
+      auto kernel = libraryKernel(
+          "gemm", "gemm",
+          {.constants = {{"BLOCK_M", ConstValue::integer(64)},
+                         {"BLOCK_N", ConstValue::integer(64)},
+                         {"BLOCK_K", ConstValue::integer(32)},
+                         {"num_warps", ConstValue::integer(warps)},
+                         {"num_stages", ConstValue::integer(stages)}},
+           .precision = precision});
+      const std::string p = precision;
+      DType dt = p == "tf32"                   ? DType::F32
+                 : p == "fp8_e4m3@accum(fp32)" ? DType::F8E4M3
+                                               : DType::F16;
+      for (int64_t k : {20, 64, 200}) {
+        const int64_t m = 70, n = 90;
+        HostTensor a = HostTensor::empty({m, k}, dt);
+        HostTensor b = HostTensor::empty({k, n}, dt);
+        fillUniform(a, 21);
+        fillUniform(b, 22);
+        HostTensor c = HostTensor::empty({m, n}, DType::F32);
+        fillUniform(c, 23);
+        HostTensor expected = c.clone();
+        ref::gemm(a, b, expected, 1.5, -0.5);
+        ASSERT_LAUNCH(kernel,
+                      {view(a), view(b), view(c), Arg(1.5), Arg(-0.5)});
+        EXPECT_CLOSE(c, expected,
+                     p == "tf32" ? tf32GemmTolerance(k)
+                                 : toleranceFor(DType::F32, Op::Gemm, k))
+            << precision << ", num_warps " << warps << ", num_stages "
+            << stages << ", K " << k;
+      }
+    }
+}
+
 TEST(GemmEdge, ZeroSizedProblemIsANoOp) {
   auto kernel = libraryKernel("gemm", "gemm");
   HostTensor a = HostTensor::empty({0, 8}, DType::F32);

@@ -316,23 +316,41 @@ def FuseTileCopiesPass : Pass<"tessera-fuse-tile-copies", "::mlir::func::FuncOp"
 }
 
 def GPUMatmulToMMAPass : Pass<"tessera-gpu-matmul-to-mma", "::mlir::func::FuncOp"> {
-  let summary = "Rewrites tile matmuls as warp-level 16x8x16 contractions";
+  let summary = "Rewrites tile matmuls as warp-level 16x8xK contractions";
   let description = [{
     Runs on bufferized `tile.kernel` functions before the GPU mapping. A
-    `linalg.matmul` on static row-major buffers with f16 x f16 inputs
-    (bf16 waits for MLIR's vector-to-nvgpu conversion to support it), an
-    f32 accumulator and extents that are multiples of
-    16 (M), 8 (N) and 16 (K) becomes warp-level vector code: C is cut into
-    warp tiles of up to 2x4 instructions (32x32 elements), warp `w` takes
-    the tiles `w, w + num_warps, ...`, reads their accumulators into vector
-    registers once, runs the K loop with one `vector.contract` of shape
-    16x8x16 per fragment pair (each A fragment reused across the tile's
-    columns, each B fragment across its rows) and writes them back. The
-    code is wrapped in an `scf.execute_region` marked `tile.distributed`
-    (the mapping keeps it, followed by a barrier). `tessera-gpu-mma-sync`
-    turns the contractions into tensor-core instructions once the tiles live
-    in shared memory. Other matmuls keep the generic lowering.
+    `linalg.matmul` on static row-major buffers with an f32 accumulator and
+    inputs of one of these types, extents multiples of 16 (M), 8 (N) and
+    the instruction's K:
+      * f16 x f16 or bf16 x bf16, K = 16 (mma.sync m16n8k16, sm_80+);
+      * f32 x f32 in functions marked `tile.dot_precision = "tf32"`, K = 8
+        (tf32 m16n8k8);
+      * fp8 x fp8 of one format (e4m3 or e5m2), K = 32 (m16n8k32), only
+        with the `fp8` option (sm_89+);
+    becomes warp-level vector code: C is cut into warp tiles of up to 2x4
+    instructions (32x32 elements), warp `w` takes the tiles
+    `w, w + num_warps, ...`, reads their accumulators into vector registers
+    once, runs the K loop with one `vector.contract` of shape 16x8xK per
+    fragment pair (each A fragment reused across the tile's columns, each B
+    fragment across its rows) and writes them back. The code is wrapped in
+    an `scf.execute_region` marked `tile.distributed` (the mapping keeps
+    it, followed by a barrier). `tessera-gpu-mma-sync` turns the
+    contractions into tensor-core instructions once the tiles live in
+    shared memory. Other matmuls keep the generic lowering (so do fp8 ones
+    with 16 warps, whose 128 registers per thread ptxas spilled on).
+
+    When every warp owns the same number of warp tiles they are unrolled in
+    a loop that runs once per warp; if the matmul sits directly in an
+    `scf.for` (the kernel's K loop) whose accumulator buffer is made outside
+    it and used in it by this matmul alone, and the accumulator registers
+    (4 per fragment) plus a reserve for the dot (96, 128 for fp8) fit in
+    what a thread may have with `num_warps` warps (65536 / (32 num_warps),
+    at most 255), the loop is marked `tile.mma_hoist_accumulators`.
   }];
+  let options = [
+    Option<"fp8", "fp8", "bool", "false",
+           "fp8 inputs use tensor cores (mma.sync m16n8k32, sm_89+)">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
@@ -390,9 +408,10 @@ def GPUPipelineCopiesPass : Pass<"tessera-gpu-pipeline-copies"> {
   let summary = "Software-pipelines cp.async tile loads over num_stages";
   let description = [{
     Runs after `tessera-gpu-async-copy`, on kernels whose `tile.num_stages`
-    is S >= 2. A loop (without results) whose body is a load part --
-    tile copies into shared memory, each followed by commit + wait-all +
-    barrier -- then a compute part is pipelined:
+    is S >= 2. A loop whose body is a load part -- tile copies into shared
+    memory, each followed by commit + wait-all + barrier -- then a compute
+    part is pipelined (iteration arguments, such as register-resident
+    accumulators, are carried by the compute part):
     - every arena view the load part writes gets S buffers: stage 0 keeps
       the tile's place, the other S - 1 are appended to the kernel's shared
       memory (`tile.shared_bytes` grows accordingly, before the
@@ -406,7 +425,8 @@ def GPUPipelineCopiesPass : Pass<"tessera-gpu-pipeline-copies"> {
       still committed, so every wait count stays exact.
     Loops where the load part reads shared memory or writes anything but
     arena views, the compute part writes those views or uses values of the
-    load part, are left alone.
+    load part, are left alone. Other views of the same arena bytes (the i8
+    aliases of fp8 tiles) are re-made per stage with the tile's views.
   }];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
@@ -427,7 +447,17 @@ def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
     laid out by the nvgpu fragment tables. A contraction left unconverted
     is an error. bf16 contractions go through the same conversion as f16
     ones (16-bit fragments have the same layouts) and are retyped to bf16
-    afterwards.
+    afterwards; fp8 ones go through the i8 tables on i8 aliases of their
+    shared tiles, the mma.sync marked `tile.fp8`.
+
+    A unit marked `tile.mma_hoist_accumulators` (see
+    `tessera-gpu-matmul-to-mma`) then keeps its accumulator fragments in
+    registers across the kernel's K loop around it: the fragment reads of
+    the accumulator tile (and their index math) are cloned before the K
+    loop, the fragments become its iteration arguments (each dot's own K
+    loop, or its first mma.sync when that loop had one iteration, starts
+    from them; the K loop yields the final ones), and the per-lane writes
+    run once after the loop, followed by a barrier for the epilogue.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",
@@ -439,14 +469,16 @@ def GPUMMASyncPass : Pass<"tessera-gpu-mma-sync"> {
 }
 
 def GPUMmaToNVVMPass : Pass<"tessera-gpu-mma-to-nvvm"> {
-  let summary = "Lowers bf16 and tf32 nvgpu.mma.sync to nvvm.mma.sync";
+  let summary = "Lowers bf16, tf32 and fp8 nvgpu.mma.sync to nvvm.mma.sync";
   let description = [{
     MLIR 22's nvgpu-to-nvvm conversion cannot lower `nvgpu.mma.sync` with
-    bf16 operands ("failed to deduce operand PTX types"), and lowers the
-    tf32 form by reinterpreting f32 bits as tf32, which truncates the
-    mantissa. This pass, run before it, lowers both directly:
+    bf16 or fp8 operands ("failed to deduce operand PTX types"), and lowers
+    the tf32 form by reinterpreting f32 bits as tf32, which truncates the
+    mantissa. This pass, run before it, lowers them directly:
       * m16n8k16 bf16 x bf16 + f32: each row of the A and B fragments (two
         bf16) is bitcast to one i32 register;
+      * m16n8k32 fp8 x fp8 + f32 (e4m3 or e5m2, sm_89+): each row (four
+        fp8) is bitcast to one i32 register;
       * m16n8k8 f32 x f32 + f32 (tf32 tensor cores): each A and B element is
         rounded to tf32 with `cvt.rna.tf32.f32` (round to nearest, ties away
         from zero, as cuBLAS does) into one i32 register.

@@ -28,9 +28,10 @@ using mlir::ScopedDiagnosticHandler;
 namespace {
 
 const gpu::GpuArch kArchs[] = {
-    {"sm_80", "+ptx80", 166912},  {"sm_86", "+ptx80", 101376},
-    {"sm_89", "+ptx80", 101376},  {"sm_90", "+ptx80", 232448},
-    {"sm_90a", "+ptx80", 232448}, {"sm_100a", "+ptx86", 232448},
+    // PTX ISA 8.4 (CUDA 12.4) on sm_89+ for the fp8 mma.sync forms.
+    {"sm_80", "+ptx80", 166912, 80},   {"sm_86", "+ptx80", 101376, 86},
+    {"sm_89", "+ptx84", 101376, 89},   {"sm_90", "+ptx84", 232448, 90},
+    {"sm_90a", "+ptx84", 232448, 90},  {"sm_100a", "+ptx86", 232448, 100},
 };
 
 } // namespace
@@ -63,7 +64,9 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
           "canonicalize,cse,func.func(buffer-hoisting,buffer-loop-hoisting,"
           "tessera-fuse-tile-copies),"
           "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
-          "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma),"
+          "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma{fp8=" +
+          std::string(arch.computeCapability >= 89 ? "true" : "false") +
+          "}),"
           "func.func(convert-linalg-to-parallel-loops),"
           "tessera-distribute-to-gpu{max-shared-bytes=0},"
           "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"

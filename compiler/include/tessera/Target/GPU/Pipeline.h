@@ -22,6 +22,7 @@ struct GpuArch {
   std::string name;       ///< "sm_90a"
   std::string ptxFeature; ///< "+ptx80": the PTX ISA version to emit
   int64_t maxSharedBytes; ///< opt-in shared memory per block
+  int computeCapability;  ///< 10 * major + minor: 80, 86, 89, 90, 100
 };
 
 /// The architectures PTX can be generated for; `lookupArch` accepts these
