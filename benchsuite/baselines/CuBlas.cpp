@@ -6,9 +6,11 @@
 
 #include "CuBlas.h"
 
+#include "tessera/Target/CUDA/DynamicLibrary.h"
+
 #include <climits>
 #include <cstdlib>
-#include <vector>
+#include <string>
 
 #include <dlfcn.h>
 
@@ -46,42 +48,14 @@ using GemmExFn = CublasStatus (*)(CublasHandle, int transa, int transb, int m,
 using CtxSynchronizeFn = int (*)();
 using GetErrorNameFn = int (*)(int, const char **);
 
-template <typename Fn> Fn lookup(void *library, const char *name) {
-  return reinterpret_cast<Fn>(dlsym(library, name));
-}
-
-std::string resolvedPath(const char *file) {
-  if (!file || !*file)
-    return {};
-  if (char *real = realpath(file, nullptr)) {
-    std::string result(real);
-    std::free(real);
-    return result;
-  }
-  return file;
-}
-
-/// The names tried for the library, in order (see CuBlas.h).
-std::vector<std::string> cublasCandidates() {
-  static const char *const kNames[] = {"libcublas.so.13", "libcublas.so.12",
-                                       "libcublas.so"};
-  std::vector<std::string> result;
-  auto addDirectory = [&](const char *dir) {
-    if (!dir || !*dir)
-      return;
-    std::string prefix(dir);
-    if (prefix.back() != '/')
-      prefix += '/';
-    for (const char *name : kNames)
-      result.push_back(prefix + name);
-  };
-  addDirectory(std::getenv("TESSERA_CUBLAS_DIR"));
-  for (const char *name : kNames)
-    result.emplace_back(name);
-  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
-    addDirectory((std::string(home) + "/lib64").c_str());
-  addDirectory("/usr/local/cuda/lib64");
-  return result;
+/// Where cuBLAS is looked for (see CuBlas.h).
+tessera::cuda::LibrarySearch cublasSearch() {
+  tessera::cuda::LibrarySearch search;
+  search.displayName = "cuBLAS";
+  search.envVar = "TESSERA_CUBLAS_PATH";
+  search.sonames = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  search.directories = tessera::cuda::cudaLibraryDirectories();
+  return search;
 }
 
 const char *cublasStatusName(CublasStatus status) {
@@ -132,69 +106,48 @@ struct CuBlas::Library {
 };
 
 CuBlas::Library::Library() {
-  std::string failures;
-  void *cublas = nullptr;
-  for (const std::string &name : cublasCandidates()) {
-    void *lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char *err = dlerror();
-      failures += "  " + name + ": " + (err ? err : "dlopen failed") + "\n";
-      continue;
-    }
-    create = lookup<CreateFn>(lib, "cublasCreate_v2");
-    destroy = lookup<DestroyFn>(lib, "cublasDestroy_v2");
-    setMathMode = lookup<SetMathModeFn>(lib, "cublasSetMathMode");
-    gemmEx = lookup<GemmExFn>(lib, "cublasGemmEx");
-    if (!create || !destroy || !setMathMode || !gemmEx) {
-      failures += "  " + name +
-                  ": lacks one of cublasCreate_v2, cublasDestroy_v2, "
-                  "cublasSetMathMode, cublasGemmEx\n";
-      dlclose(lib);
-      continue;
-    }
-    cublas = lib;
-    break;
-  }
-  if (!cublas) {
-    error = "no usable cuBLAS library was found; tried:\n" + failures;
-    error.pop_back();
+  auto cublas = tessera::cuda::DynamicLibrary::open(cublasSearch());
+  if (!cublas.ok()) {
+    error = cublas.status().toString();
     return;
   }
-  setStream = lookup<SetStreamFn>(cublas, "cublasSetStream_v2");
-  getVersion = lookup<GetVersionFn>(cublas, "cublasGetVersion_v2");
-  statusString = lookup<StatusStringFn>(cublas, "cublasGetStatusString");
+  for (tessera::Status s : {cublas->bind("cublasCreate_v2", create),
+                            cublas->bind("cublasDestroy_v2", destroy),
+                            cublas->bind("cublasSetMathMode", setMathMode),
+                            cublas->bind("cublasGemmEx", gemmEx)})
+    if (!s.isOk()) {
+      error = s.toString();
+      return;
+    }
+  // Optional entry points.
+  (void)cublas->bind("cublasSetStream_v2", setStream);
+  (void)cublas->bind("cublasGetVersion_v2", getVersion);
+  (void)cublas->bind("cublasGetStatusString", statusString);
+  // The file the loader picked (the search may have named a soname).
+  path = cublas->path();
   Dl_info info{};
   if (dladdr(reinterpret_cast<void *>(gemmEx), &info) && info.dli_fname)
-    path = resolvedPath(info.dli_fname);
-
-  // The driver is already loaded by whoever created the context; this only
-  // finds it again.
-  std::vector<std::string> drivers;
-  if (const char *env = std::getenv("TESSERA_LIBCUDA_PATH"); env && *env)
-    drivers.emplace_back(env);
-  drivers.emplace_back("libcuda.so.1");
-  drivers.emplace_back("libcuda.so");
-  failures.clear();
-  for (const std::string &name : drivers) {
-    void *lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char *err = dlerror();
-      failures += "  " + name + ": " + (err ? err : "dlopen failed") + "\n";
-      continue;
+    if (char *real = realpath(info.dli_fname, nullptr)) {
+      path = real;
+      std::free(real);
     }
-    ctxSynchronize = lookup<CtxSynchronizeFn>(lib, "cuCtxSynchronize");
-    getErrorName = lookup<GetErrorNameFn>(lib, "cuGetErrorName");
-    if (ctxSynchronize)
-      break;
-    failures += "  " + name + ": no symbol cuCtxSynchronize\n";
-    dlclose(lib);
+  // The driver is already loaded by whoever created the context (the
+  // runtime, with the same search); this only finds it again.
+  tessera::cuda::LibrarySearch driverSearch;
+  driverSearch.displayName = "CUDA driver";
+  driverSearch.envVar = "TESSERA_LIBCUDA_PATH";
+  driverSearch.sonames = {"libcuda.so.1", "libcuda.so"};
+  auto driver = tessera::cuda::DynamicLibrary::open(driverSearch);
+  if (!driver.ok()) {
+    error = driver.status().toString();
+    return;
   }
-  if (!ctxSynchronize) {
-    error = "cuBLAS was found at '" + path +
-            "' but the CUDA driver's cuCtxSynchronize was not; tried:\n" +
-            failures;
-    error.pop_back();
+  if (tessera::Status s = driver->bind("cuCtxSynchronize", ctxSynchronize);
+      !s.isOk()) {
+    error = s.toString();
+    return;
   }
+  (void)driver->bind("cuGetErrorName", getErrorName);
 }
 
 std::string CuBlas::Library::describe(const char *call,

@@ -37,11 +37,12 @@ enum class CuBlasCompute { F32, F32FastTF32 };
 /// A cuBLAS handle on the current CUDA context, with the entry points the
 /// suite needs.
 ///
-/// The library is looked up once per process: first in the directory named
-/// by the environment variable TESSERA_CUBLAS_DIR (if set), then
-/// "libcublas.so.13", "libcublas.so.12" and "libcublas.so" through the
-/// dynamic loader's search path, then in $CUDA_HOME/lib64 and
-/// /usr/local/cuda/lib64. It is never unloaded. The CUDA driver's
+/// The library is looked up once per process with Tessera's CUDA library
+/// search (tessera::cuda::DynamicLibrary): the file named by
+/// TESSERA_CUBLAS_PATH (if set, only that), else "libcublas.so.13",
+/// "libcublas.so.12" and "libcublas.so" through the dynamic loader's search
+/// path, then in $CUDA_HOME/lib64 and /usr/local/cuda/lib64. It is never
+/// unloaded. The CUDA driver's
 /// cuCtxSynchronize is bound as well ($TESSERA_LIBCUDA_PATH, then
 /// libcuda.so.1, libcuda.so), so that callers can wait for cuBLAS work
 /// without the CUDA runtime library.
