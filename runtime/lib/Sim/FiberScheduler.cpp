@@ -267,8 +267,8 @@ extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
     Scheduler &s = *f->sched;
     s.fail(StatusCode::kFailedPrecondition,
            "sim: misaligned cp.async of " + std::to_string(bytes) +
-               " bytes in " + s.where() + ", thread " +
-               std::to_string(f->tid) + ": " + s.site(site));
+               " bytes in " + s.where() + ", thread " + std::to_string(f->tid) +
+               ": " + s.site(site));
     return;
   }
   f->asyncCopies.push_back({dst, src, bytes, srcBytes});
@@ -363,10 +363,6 @@ enum MmaKind : int64_t {
   kMmaE5M2 = 4
 };
 
-float loadInput(const uint16_t *p, int64_t i, int64_t kind) {
-  return kind == kMmaBF16 ? bf16BitsToF32(p[i]) : f16BitsToF32(p[i]);
-}
-
 /// `x` rounded to tf32 (10 mantissa bits) to nearest, ties away from zero,
 /// as `cvt.rna.tf32.f32` does before the GPU's tf32 mma.sync; infinities
 /// and NaNs pass unchanged.
@@ -379,66 +375,30 @@ float roundToTF32(float x) {
   return x;
 }
 
-/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 over one warp (PTX
-/// ISA, "Matrix Fragments for mma.m16n8k8" with .tf32), g = lane/4,
-/// t = lane%4, one element per register:
-///   A (16x8):  a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
-///   B (8x8):   b0 (t, g), b1 (t+4, g)
-///   C, D:      as for m16n8k16.
-/// The f32 inputs are rounded to tf32 first (the GPU lowering does the same
-/// with cvt.rna.tf32.f32); products are summed in f32 over k in order.
-void runMmaTF32(Fiber *const *lanes, int64_t count) {
-  float A[16][8], B[8][8];
-  for (int64_t l = 0; l < count; ++l) {
-    int64_t g = l / 4, t = l % 4;
-    const auto *a = at<const float>(lanes[l]->syncPtr[0]);
-    const auto *b = at<const float>(lanes[l]->syncPtr[1]);
-    A[g][t] = roundToTF32(a[0]);
-    A[g + 8][t] = roundToTF32(a[1]);
-    A[g][t + 4] = roundToTF32(a[2]);
-    A[g + 8][t + 4] = roundToTF32(a[3]);
-    B[t][g] = roundToTF32(b[0]);
-    B[t + 4][g] = roundToTF32(b[1]);
-  }
-  for (int64_t l = 0; l < count; ++l) {
-    int64_t g = l / 4, t = l % 4;
-    const auto *c = at<const float>(lanes[l]->syncPtr[2]);
-    auto *d = at<float>(lanes[l]->syncPtr[3]);
-    for (int64_t i = 0; i < 4; ++i) {
-      int64_t row = g + (i / 2) * 8, col = 2 * t + i % 2;
-      float sum = c[i];
-      for (int64_t k = 0; k < 8; ++k)
-        sum += A[row][k] * B[k][col];
-      d[i] = sum;
-    }
-  }
-}
-
-/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 over
-/// one warp (PTX ISA, "Matrix Fragments for mma.m16n8k32" with 8-bit
-/// floating point types), g = lane/4, t = lane%4, four elements per
-/// register (j = 0..3):
-///   A (16x32): reg 0 (g, 4t+j), reg 1 (g+8, 4t+j), reg 2 (g, 16+4t+j),
-///              reg 3 (g+8, 16+4t+j)
-///   B (32x8):  reg 0 (4t+j, g), reg 1 (16+4t+j, g)
-///   C, D:      as for m16n8k16.
-/// fp8 products are exact in f32; they are summed in f32 over k in order.
-void runMmaF8(Fiber *const *lanes, int64_t count, bool e4m3) {
+/// mma.sync.aligned.m16n8kK.row.col.f32.T.T.f32 over one warp, for the
+/// floating-point forms whose 32-bit registers each hold `w` elements of T
+/// (K = 8w: tf32 w = 1, f16/bf16 w = 2, e4m3/e5m2 w = 4). The fragment
+/// layouts of the PTX ISA ("Matrix Fragments for mma.m16n8k8/k16/k32"),
+/// with g = lane/4 and t = lane%4, register r and element e in it:
+///   A (16xK), r = 0..3:  (g + 8 (r%2), (r/2) K/2 + w t + e)
+///   B (Kx8),  r = 0..1:  (r K/2 + w t + e, g)
+///   C, D (16x8 f32), element i = 0..3: (g + 8 (i/2), 2t + i%2)
+/// `load(fragment, index)` is the f32 value of element `index` (= r w + e)
+/// of a lane's A or B fragment. Each lane's D is computed in f32, summing
+/// over k in order.
+template <typename Load>
+void runMmaLayout(Fiber *const *lanes, int64_t count, int64_t w, Load load) {
+  const int64_t K = 8 * w, half = K / 2;
   float A[16][32], B[32][8];
-  auto decode = [&](uint8_t bits) {
-    return e4m3 ? f8E4M3BitsToF32(bits) : f8E5M2BitsToF32(bits);
-  };
   for (int64_t l = 0; l < count; ++l) {
     int64_t g = l / 4, t = l % 4;
-    const auto *a = at<const uint8_t>(lanes[l]->syncPtr[0]);
-    const auto *b = at<const uint8_t>(lanes[l]->syncPtr[1]);
-    for (int64_t j = 0; j < 4; ++j) {
-      A[g][4 * t + j] = decode(a[0 + j]);
-      A[g + 8][4 * t + j] = decode(a[4 + j]);
-      A[g][16 + 4 * t + j] = decode(a[8 + j]);
-      A[g + 8][16 + 4 * t + j] = decode(a[12 + j]);
-      B[4 * t + j][g] = decode(b[0 + j]);
-      B[16 + 4 * t + j][g] = decode(b[4 + j]);
+    const void *a = at<const void>(lanes[l]->syncPtr[0]);
+    const void *b = at<const void>(lanes[l]->syncPtr[1]);
+    for (int64_t e = 0; e < w; ++e) {
+      for (int64_t r = 0; r < 4; ++r)
+        A[g + 8 * (r % 2)][(r / 2) * half + w * t + e] = load(a, r * w + e);
+      for (int64_t r = 0; r < 2; ++r)
+        B[r * half + w * t + e][g] = load(b, r * w + e);
     }
   }
   for (int64_t l = 0; l < count; ++l) {
@@ -448,53 +408,38 @@ void runMmaF8(Fiber *const *lanes, int64_t count, bool e4m3) {
     for (int64_t i = 0; i < 4; ++i) {
       int64_t row = g + (i / 2) * 8, col = 2 * t + i % 2;
       float sum = c[i];
-      for (int64_t k = 0; k < 32; ++k)
+      for (int64_t k = 0; k < K; ++k)
         sum += A[row][k] * B[k][col];
       d[i] = sum;
     }
   }
 }
 
-/// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 over
-/// one warp, from the fragment layouts of the PTX ISA ("Matrix Fragments
-/// for mma.m16n8k16 with floating point type"), with g = lane/4 and
-/// t = lane%4:
-///   A (16x16, 4 registers of 2): a0,a1 (g, 2t+{0,1}); a2,a3 (g+8, ..);
-///                                a4,a5 (g, 2t+8+{0,1}); a6,a7 (g+8, ..)
-///   B (16x8, 2 registers of 2):  b0,b1 (2t+{0,1}, g); b2,b3 (2t+8+.., g)
-///   C, D (16x8 f32):             c0,c1 (g, 2t+{0,1}); c2,c3 (g+8, ..)
-/// Each lane's D is computed in f32, summing over k in order.
+/// The simulated mma.sync variants (see runMmaLayout). tf32 inputs are
+/// rounded first, as the GPU lowering does with cvt.rna.tf32.f32; fp8
+/// products are exact in f32.
 void runMma(Fiber *const *lanes, int64_t count) {
-  const int64_t kind = lanes[0]->syncMode;
-  if (kind == kMmaTF32)
-    return runMmaTF32(lanes, count);
-  if (kind == kMmaE4M3 || kind == kMmaE5M2)
-    return runMmaF8(lanes, count, kind == kMmaE4M3);
-  float A[16][16], B[16][8];
-  for (int64_t l = 0; l < count; ++l) {
-    int64_t g = l / 4, t = l % 4;
-    const auto *a = at<const uint16_t>(lanes[l]->syncPtr[0]);
-    const auto *b = at<const uint16_t>(lanes[l]->syncPtr[1]);
-    for (int64_t e = 0; e < 2; ++e) {
-      A[g][2 * t + e] = loadInput(a, 0 + e, kind);
-      A[g + 8][2 * t + e] = loadInput(a, 2 + e, kind);
-      A[g][2 * t + 8 + e] = loadInput(a, 4 + e, kind);
-      A[g + 8][2 * t + 8 + e] = loadInput(a, 6 + e, kind);
-      B[2 * t + e][g] = loadInput(b, 0 + e, kind);
-      B[2 * t + 8 + e][g] = loadInput(b, 2 + e, kind);
-    }
-  }
-  for (int64_t l = 0; l < count; ++l) {
-    int64_t g = l / 4, t = l % 4;
-    const auto *c = at<const float>(lanes[l]->syncPtr[2]);
-    auto *d = at<float>(lanes[l]->syncPtr[3]);
-    for (int64_t i = 0; i < 4; ++i) {
-      int64_t row = g + (i / 2) * 8, col = 2 * t + i % 2;
-      float sum = c[i];
-      for (int64_t k = 0; k < 16; ++k)
-        sum += A[row][k] * B[k][col];
-      d[i] = sum;
-    }
+  switch (lanes[0]->syncMode) {
+  case kMmaF16:
+    return runMmaLayout(lanes, count, 2, [](const void *p, int64_t i) {
+      return f16BitsToF32(static_cast<const uint16_t *>(p)[i]);
+    });
+  case kMmaBF16:
+    return runMmaLayout(lanes, count, 2, [](const void *p, int64_t i) {
+      return bf16BitsToF32(static_cast<const uint16_t *>(p)[i]);
+    });
+  case kMmaTF32:
+    return runMmaLayout(lanes, count, 1, [](const void *p, int64_t i) {
+      return roundToTF32(static_cast<const float *>(p)[i]);
+    });
+  case kMmaE4M3:
+    return runMmaLayout(lanes, count, 4, [](const void *p, int64_t i) {
+      return f8E4M3BitsToF32(static_cast<const uint8_t *>(p)[i]);
+    });
+  case kMmaE5M2:
+    return runMmaLayout(lanes, count, 4, [](const void *p, int64_t i) {
+      return f8E5M2BitsToF32(static_cast<const uint8_t *>(p)[i]);
+    });
   }
 }
 
