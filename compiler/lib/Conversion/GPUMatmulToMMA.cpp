@@ -24,9 +24,9 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -223,8 +223,8 @@ struct GPUMatmulToMMAPass
       };
       Value accZero = arith::ConstantOp::create(
           wb, l, cast<TypedAttr>(wb.getZeroAttr(acc)));
-      Value inZero = arith::ConstantOp::create(
-          wb, l, cast<TypedAttr>(wb.getZeroAttr(in)));
+      Value inZero =
+          arith::ConstantOp::create(wb, l, cast<TypedAttr>(wb.getZeroAttr(in)));
       SmallVector<Value> accs;
       for (int64_t mi = 0; mi < mt; ++mi)
         for (int64_t ni = 0; ni < nt; ++ni)
@@ -418,10 +418,9 @@ Value i8Alias(OpBuilder &b, Value v) {
   }
   if (auto sub = dyn_cast<memref::SubViewOp>(def)) {
     Value src = i8Alias(b, sub.getSource());
-    return src ? memref::SubViewOp::create(b, l, retyped(v.getType()), src,
-                                           sub.getMixedOffsets(),
-                                           sub.getMixedSizes(),
-                                           sub.getMixedStrides())
+    return src ? memref::SubViewOp::create(
+                     b, l, retyped(v.getType()), src, sub.getMixedOffsets(),
+                     sub.getMixedSizes(), sub.getMixedStrides())
                      .getResult()
                : nullptr;
   }
@@ -535,9 +534,9 @@ FailureOr<scf::ForOp> convertWarpTiles(scf::ForOp loop) {
       swapElementTypes(c, standIn, real);
     if (keepStandIn)
       c->walk([&](nvgpu::MmaSyncOp mma) {
-        mma->setAttr(kFp8Attr, back.getStringAttr(
-                                   isa<Float8E4M3FNType>(real) ? "e4m3"
-                                                               : "e5m2"));
+        mma->setAttr(
+            kFp8Attr,
+            back.getStringAttr(isa<Float8E4M3FNType>(real) ? "e4m3" : "e5m2"));
       });
   }
   loop.erase();
@@ -556,6 +555,32 @@ bool isReadOnlyLeaf(Operation *op) {
   return effects && effects.onlyHasEffect<MemoryEffects::Read>();
 }
 
+/// Collects into `slice` the ops of `loop`'s body that the values `roots`
+/// are computed from, through the ops `allowed` accepts and stopping at
+/// values defined outside the body and at ops `skip` names. False when the
+/// slice depends on the loop's induction variable or iteration arguments or
+/// needs an op `allowed` rejects.
+bool collectInvariantSlice(scf::ForOp loop, ArrayRef<Value> roots,
+                           llvm::SetVector<Operation *> &slice,
+                           function_ref<bool(Operation *)> allowed,
+                           function_ref<bool(Operation *)> skip) {
+  SmallVector<Value> work(roots);
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == loop.getInductionVar() ||
+        llvm::is_contained(loop.getRegionIterArgs(), v))
+      return false;
+    Operation *d = v.getDefiningOp();
+    if (!d || d->getBlock() != loop.getBody() || slice.contains(d) || skip(d))
+      continue;
+    if (!allowed(d))
+      return false;
+    slice.insert(d);
+    work.append(d->operand_begin(), d->operand_end());
+  }
+  return true;
+}
+
 /// Keeps the accumulator fragments of a converted, unrolled warp-tile unit
 /// (a loop marked kHoistAttr that runs once per warp, from the warp index,
 /// in a tile.distributed region directly in the kernel's K loop) in
@@ -568,12 +593,12 @@ bool isReadOnlyLeaf(Operation *op) {
 LogicalResult hoistAccumulators(scf::ForOp unit) {
   // The region may already have been inlined by the canonicalizer.
   auto region = dyn_cast<scf::ExecuteRegionOp>(unit->getParentOp());
-  if (region && (!region->hasAttr("tile.distributed") ||
-                 region->getNumResults() != 0 ||
-                 !region.getRegion().hasOneBlock()))
+  if (region &&
+      (!region->hasAttr("tile.distributed") || region->getNumResults() != 0 ||
+       !region.getRegion().hasOneBlock()))
     return success();
-  auto kLoop =
-      dyn_cast<scf::ForOp>(region ? region->getParentOp() : unit->getParentOp());
+  auto kLoop = dyn_cast<scf::ForOp>(region ? region->getParentOp()
+                                           : unit->getParentOp());
   if (!kLoop)
     return success();
   IRRewriter rewriter(unit.getContext());
@@ -612,8 +637,7 @@ LogicalResult hoistAccumulators(scf::ForOp unit) {
   auto isChainOp = [&](Operation *d) {
     return isa<scf::ForOp, nvgpu::MmaSyncOp>(d) &&
            llvm::any_of(chains, [&](const Chain &c) {
-             return c.final.getDefiningOp() == d ||
-                    c.init->getOwner() == d;
+             return c.final.getDefiningOp() == d || c.init->getOwner() == d;
            });
   };
   // Flatten the unit loop (its one iteration is its lower bound) and the
@@ -628,31 +652,17 @@ LogicalResult hoistAccumulators(scf::ForOp unit) {
     rewriter.eraseOp(region);
   }
 
-  Block *body = kLoop.getBody();
-  auto inBody = [&](Value v) -> Operation * {
-    Operation *d = v.getDefiningOp();
-    return d && d->getBlock() == body ? d : nullptr;
-  };
   // The ops computing the dots' initial fragments (reads of the
   // accumulator tile and index math): read-only and independent of the K
   // loop, so they can run before it.
+  Block *body = kLoop.getBody();
   llvm::SetVector<Operation *> reads;
-  SmallVector<Value> work;
+  SmallVector<Value> roots;
   for (const Chain &c : chains)
-    work.push_back(c.init->get());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == kLoop.getInductionVar() ||
-        llvm::is_contained(kLoop.getRegionIterArgs(), v))
-      return success();
-    Operation *d = inBody(v);
-    if (!d || reads.contains(d))
-      continue;
-    if (!isReadOnlyLeaf(d))
-      return success();
-    reads.insert(d);
-    work.append(d->operand_begin(), d->operand_end());
-  }
+    roots.push_back(c.init->get());
+  if (!collectInvariantSlice(kLoop, roots, reads, isReadOnlyLeaf,
+                             [](Operation *) { return false; }))
+    return success();
   // The ops writing the final fragments back (extracts and stores), and the
   // pure ops their other operands need, to run after the loop.
   llvm::SetVector<Operation *> writes, writeInputs;
@@ -675,24 +685,16 @@ LogicalResult hoistAccumulators(scf::ForOp unit) {
       return success();
     stores.push_back(w);
   }
-  work.clear();
+  roots.clear();
   for (Operation *w : writes)
-    for (Value v : w->getOperands())
-      work.push_back(v);
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == kLoop.getInductionVar() ||
-        llvm::is_contained(kLoop.getRegionIterArgs(), v))
-      return success();
-    Operation *d = inBody(v);
-    if (!d || writes.contains(d) || writeInputs.contains(d) ||
-        isChainOp(d))
-      continue;
-    if (!isMemoryEffectFree(d) || d->getNumRegions() != 0)
-      return success();
-    writeInputs.insert(d);
-    work.append(d->operand_begin(), d->operand_end());
-  }
+    roots.append(w->operand_begin(), w->operand_end());
+  if (!collectInvariantSlice(
+          kLoop, roots, writeInputs,
+          [](Operation *d) {
+            return isMemoryEffectFree(d) && d->getNumRegions() == 0;
+          },
+          [&](Operation *d) { return writes.contains(d) || isChainOp(d); }))
+    return success();
 
   // Reads before the loop, in program order.
   IRMapping before;
@@ -704,20 +706,20 @@ LogicalResult hoistAccumulators(scf::ForOp unit) {
   for (const Chain &c : chains)
     inits.push_back(before.lookupOrDefault(c.init->get()));
   // The fragments as iteration arguments of the K loop.
-  auto newLoop = cast<LoopLikeOpInterface>(kLoop.getOperation())
-                     .replaceWithAdditionalYields(
-                         rewriter, inits,
-                         /*replaceInitOperandUsesInLoop=*/false,
-                         [&](OpBuilder &, Location,
-                             ArrayRef<BlockArgument> args) {
-                           SmallVector<Value> yields;
-                           size_t i = 0;
-                           for (const Chain &c : chains) {
-                             c.init->set(args[i++]);
-                             yields.push_back(c.final);
-                           }
-                           return yields;
-                         });
+  auto newLoop =
+      cast<LoopLikeOpInterface>(kLoop.getOperation())
+          .replaceWithAdditionalYields(
+              rewriter, inits,
+              /*replaceInitOperandUsesInLoop=*/false,
+              [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+                SmallVector<Value> yields;
+                size_t i = 0;
+                for (const Chain &c : chains) {
+                  c.init->set(args[i++]);
+                  yields.push_back(c.final);
+                }
+                return yields;
+              });
   if (failed(newLoop))
     return failure();
   Operation *loopOp = newLoop->getOperation();
@@ -801,8 +803,7 @@ struct MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
         bType.getShape() != ArrayRef<int64_t>{2, width} ||
         cType.getShape() != ArrayRef<int64_t>{2, 2})
       return op.emitOpError("mma.sync on ")
-             << in << " supports m16n8k" << (tf32 ? 8 : k)
-             << " fragments only";
+             << in << " supports m16n8k" << (tf32 ? 8 : k) << " fragments only";
     Location l = op.getLoc();
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
     auto packedRow = VectorType::get({1}, i32);
@@ -823,14 +824,15 @@ struct MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
       }
       return out;
     };
-    SmallVector<Value> a = regs(op.getMatrixA(), 4), bs = regs(op.getMatrixB(), 2);
+    SmallVector<Value> a = regs(op.getMatrixA(), 4),
+                       bs = regs(op.getMatrixB(), 2);
     SmallVector<Value> c;
     for (int64_t i = 0; i < 2; ++i)
       for (int64_t j = 0; j < 2; ++j)
         c.push_back(vector::ExtractOp::create(b, l, op.getMatrixC(),
                                               ArrayRef<int64_t>{i, j}));
-    auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                    {f32, f32, f32, f32});
+    auto resType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
     Value result;
     if (isF8(in)) {
       // MLIR 22's nvvm.mma.sync verifier rejects the fp8 multiplicands
@@ -855,16 +857,15 @@ struct MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
                    /*operand_attrs=*/nullptr)
                    .getRes();
     } else {
-      NVVM::MMATypes type =
-          tf32 ? NVVM::MMATypes::tf32 : NVVM::MMATypes::bf16;
-      result = NVVM::MmaOp::create(
-                   b, l, resType, a, bs, c,
-                   ArrayRef<int64_t>{16, 8, tf32 ? 8 : k},
-                   /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-                   std::array<NVVM::MMATypes, 2>{type, type},
-                   std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                  NVVM::MMALayout::col})
-                   .getResult();
+      NVVM::MMATypes type = tf32 ? NVVM::MMATypes::tf32 : NVVM::MMATypes::bf16;
+      result =
+          NVVM::MmaOp::create(
+              b, l, resType, a, bs, c, ArrayRef<int64_t>{16, 8, tf32 ? 8 : k},
+              /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+              std::array<NVVM::MMATypes, 2>{type, type},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col})
+              .getResult();
     }
     SmallVector<Value> d;
     for (int64_t i = 0; i < 4; ++i)
