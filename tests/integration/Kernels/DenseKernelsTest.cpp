@@ -27,9 +27,9 @@ struct GemmCase {
 std::string gemmName(const ::testing::TestParamInfo<GemmCase> &i) {
   const GemmCase &c = i.param;
   return std::string(c.tf32 ? "tf32" : dtypeName(c.dtype)) + "_" +
-         std::to_string(c.m) + "x" +
-         std::to_string(c.n) + "x" + std::to_string(c.k) +
-         (c.transA ? "_tA" : "") + (c.transB ? "_tB" : "");
+         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+         std::to_string(c.k) + (c.transA ? "_tA" : "") +
+         (c.transB ? "_tB" : "");
 }
 
 std::vector<GemmCase> gemmCases() {
@@ -151,37 +151,55 @@ TEST(GemmEdge, F16AlignedAndMisalignedViews) {
   }
 }
 
+/// The gemm kernel with BLOCK_M x BLOCK_N x BLOCK_K tiles, `warps` warps
+/// and `stages` pipeline stages, compiled for `precision`.
+std::shared_ptr<Kernel> gemmKernel(const std::string &precision, int64_t bm,
+                                   int64_t bn, int64_t bk, int64_t warps,
+                                   int64_t stages) {
+  return libraryKernel(
+      "gemm", "gemm",
+      {.constants = {{"BLOCK_M", ConstValue::integer(bm)},
+                     {"BLOCK_N", ConstValue::integer(bn)},
+                     {"BLOCK_K", ConstValue::integer(bk)},
+                     {"num_warps", ConstValue::integer(warps)},
+                     {"num_stages", ConstValue::integer(stages)}},
+       .precision = precision});
+}
+
+/// Launches `kernel` on uniform A (m x k) and B (k x n) of `dt` (seeds
+/// `seed`, `seed` + 1) and C (f32; uniform with seed `seed` + 2, or zeros
+/// when beta is 0) and compares C with the reference under `tol`; `what`
+/// names the case in a failure.
+void expectGemm(const std::shared_ptr<Kernel> &kernel, DType dt, int64_t m,
+                int64_t n, int64_t k, double alpha, double beta, Tolerance tol,
+                uint64_t seed, const std::string &what) {
+  HostTensor a = HostTensor::empty({m, k}, dt);
+  HostTensor b = HostTensor::empty({k, n}, dt);
+  fillUniform(a, seed);
+  fillUniform(b, seed + 1);
+  HostTensor c = HostTensor::zeros({m, n}, DType::F32);
+  if (beta != 0.0)
+    fillUniform(c, seed + 2);
+  HostTensor expected = c.clone();
+  ref::gemm(a, b, expected, alpha, beta);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(alpha), Arg(beta)});
+  EXPECT_CLOSE(c, expected, tol) << what << ", " << m << "x" << n << "x" << k;
+}
+
 // On the GPU path num_stages >= 2 software-pipelines the tile copies of the
 // K loop (one shared buffer per stage; loads of iteration k + S - 1 issued
 // before the compute of iteration k). K below gives fewer iterations than
 // stages, a few, and many; every stage count must give the same result.
 TEST(GemmEdge, PipelineStages) {
-  for (const char *precision : {"f32", "tf32", "f16@accum(fp32)"})
+  for (const std::string precision : {"f32", "tf32", "f16@accum(fp32)"})
     for (int64_t stages : {1, 2, 3, 4}) {
-      auto kernel = libraryKernel(
-          "gemm", "gemm",
-          {.constants = {{"BLOCK_M", ConstValue::integer(32)},
-                         {"BLOCK_N", ConstValue::integer(32)},
-                         {"BLOCK_K", ConstValue::integer(16)},
-                         {"num_stages", ConstValue::integer(stages)}},
-           .precision = precision});
-      const std::string p = precision;
-      DType dt = p == "f16@accum(fp32)" ? DType::F16 : DType::F32;
-      for (int64_t k : {16, 40, 130}) {
-        const int64_t m = 33, n = 40;
-        HostTensor a = HostTensor::empty({m, k}, dt);
-        HostTensor b = HostTensor::empty({k, n}, dt);
-        fillUniform(a, 7);
-        fillUniform(b, 8);
-        HostTensor c = HostTensor::zeros({m, n}, DType::F32);
-        HostTensor expected = c.clone();
-        ref::gemm(a, b, expected, 1.0, 0.0);
-        ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
-        EXPECT_CLOSE(c, expected,
-                     p == "tf32" ? tf32GemmTolerance(k)
-                                 : toleranceFor(dt, Op::Gemm, k))
-            << precision << ", num_stages " << stages << ", K " << k;
-      }
+      auto kernel = gemmKernel(precision, 32, 32, 16, 4, stages);
+      DType dt = precision == "f16@accum(fp32)" ? DType::F16 : DType::F32;
+      for (int64_t k : {16, 40, 130})
+        expectGemm(kernel, dt, 33, 40, k, 1.0, 0.0,
+                   precision == "tf32" ? tf32GemmTolerance(k)
+                                       : toleranceFor(dt, Op::Gemm, k),
+                   7, precision + ", num_stages " + std::to_string(stages));
     }
 }
 
@@ -193,12 +211,12 @@ TEST(GemmEdge, PipelineStages) {
 // and tell the three apart.
 TEST(GemmEdge, TF32RoundsDotInputsOnTensorCores) {
   const int64_t m = 32, n = 32, k = 16;
-  auto kernel = libraryKernel(
-      "gemm", "gemm",
-      {.constants = {{"BLOCK_M", ConstValue::integer(32)},
-                     {"BLOCK_N", ConstValue::integer(32)},
-                     {"BLOCK_K", ConstValue::integer(16)}},
-       .precision = "tf32"});
+  auto kernel =
+      libraryKernel("gemm", "gemm",
+                    {.constants = {{"BLOCK_M", ConstValue::integer(32)},
+                                   {"BLOCK_N", ConstValue::integer(32)},
+                                   {"BLOCK_K", ConstValue::integer(16)}},
+                     .precision = "tf32"});
   HostTensor a = HostTensor::full({m, k}, DType::F32, 1.0 + 0x1p-11);
   HostTensor b = HostTensor::full({k, n}, DType::F32, 1.0);
   HostTensor c = HostTensor::zeros({m, n}, DType::F32);
@@ -218,28 +236,14 @@ TEST(GemmEdge, TF32RoundsDotInputsOnTensorCores) {
 TEST(GemmEdge, F8TensorCoresAccumulateExactlyInF32) {
   for (DType dt : {DType::F8E4M3, DType::F8E5M2})
     for (int64_t stages : {1, 3}) {
-      auto kernel = libraryKernel(
-          "gemm", "gemm",
-          {.constants = {{"BLOCK_M", ConstValue::integer(32)},
-                         {"BLOCK_N", ConstValue::integer(32)},
-                         {"BLOCK_K", ConstValue::integer(32)},
-                         {"num_stages", ConstValue::integer(stages)}},
-           .precision = std::string(dtypeName(dt)) + "@accum(fp32)"});
+      auto kernel = gemmKernel(std::string(dtypeName(dt)) + "@accum(fp32)", 32,
+                               32, 32, 4, stages);
       for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
-               {32, 32, 32}, {64, 48, 96}, {33, 40, 70}, {100, 37, 17}}) {
-        HostTensor a = HostTensor::empty({m, k}, dt);
-        HostTensor b = HostTensor::empty({k, n}, dt);
-        fillUniform(a, 11);
-        fillUniform(b, 12);
-        HostTensor c = HostTensor::empty({m, n}, DType::F32);
-        fillUniform(c, 13);
-        HostTensor expected = c.clone();
-        ref::gemm(a, b, expected, 0.5, 2.0);
-        ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(0.5), Arg(2.0)});
-        EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
-            << dtypeName(dt) << ", num_stages " << stages << ", " << m << "x"
-            << n << "x" << k;
-      }
+               {32, 32, 32}, {64, 48, 96}, {33, 40, 70}, {100, 37, 17}})
+        expectGemm(kernel, dt, m, n, k, 0.5, 2.0,
+                   toleranceFor(DType::F32, Op::Gemm, k), 11,
+                   std::string(dtypeName(dt)) + ", num_stages " +
+                       std::to_string(stages));
     }
 }
 
@@ -250,40 +254,20 @@ TEST(GemmEdge, F8TensorCoresAccumulateExactlyInF32) {
 // copies, for K below, at and well above BLOCK_K (one K iteration, a few,
 // many; K = 0 is GemmEdge.ZeroSizedProblemIsANoOp), on edge-sized M and N.
 TEST(GemmEdge, RegisterResidentAccumulators) {
-  for (const char *precision :
-       {"f16@accum(fp32)", "tf32", "fp8_e4m3@accum(fp32)"})
+  for (auto [precision, dt] : std::vector<std::pair<std::string, DType>>{
+           {"f16@accum(fp32)", DType::F16},
+           {"tf32", DType::F32},
+           {"fp8_e4m3@accum(fp32)", DType::F8E4M3}})
     for (auto [warps, stages] :
          std::vector<std::array<int64_t, 2>>{{2, 1}, {4, 3}}) {
-      auto kernel = libraryKernel(
-          "gemm", "gemm",
-          {.constants = {{"BLOCK_M", ConstValue::integer(64)},
-                         {"BLOCK_N", ConstValue::integer(64)},
-                         {"BLOCK_K", ConstValue::integer(32)},
-                         {"num_warps", ConstValue::integer(warps)},
-                         {"num_stages", ConstValue::integer(stages)}},
-           .precision = precision});
-      const std::string p = precision;
-      DType dt = p == "tf32"                   ? DType::F32
-                 : p == "fp8_e4m3@accum(fp32)" ? DType::F8E4M3
-                                               : DType::F16;
-      for (int64_t k : {20, 64, 200}) {
-        const int64_t m = 70, n = 90;
-        HostTensor a = HostTensor::empty({m, k}, dt);
-        HostTensor b = HostTensor::empty({k, n}, dt);
-        fillUniform(a, 21);
-        fillUniform(b, 22);
-        HostTensor c = HostTensor::empty({m, n}, DType::F32);
-        fillUniform(c, 23);
-        HostTensor expected = c.clone();
-        ref::gemm(a, b, expected, 1.5, -0.5);
-        ASSERT_LAUNCH(kernel,
-                      {view(a), view(b), view(c), Arg(1.5), Arg(-0.5)});
-        EXPECT_CLOSE(c, expected,
-                     p == "tf32" ? tf32GemmTolerance(k)
-                                 : toleranceFor(DType::F32, Op::Gemm, k))
-            << precision << ", num_warps " << warps << ", num_stages "
-            << stages << ", K " << k;
-      }
+      auto kernel = gemmKernel(precision, 64, 64, 32, warps, stages);
+      for (int64_t k : {20, 64, 200})
+        expectGemm(kernel, dt, 70, 90, k, 1.5, -0.5,
+                   precision == "tf32" ? tf32GemmTolerance(k)
+                                       : toleranceFor(DType::F32, Op::Gemm, k),
+                   21,
+                   precision + ", num_warps " + std::to_string(warps) +
+                       ", num_stages " + std::to_string(stages));
     }
 }
 
