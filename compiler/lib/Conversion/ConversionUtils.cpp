@@ -42,3 +42,25 @@ int64_t tessera::fittingTile(int64_t extent, int64_t want, int64_t least) {
       return t;
   return 0;
 }
+
+Value tessera::alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
+                         int64_t align) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, l, m);
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, l, m);
+  Value eb = arith::ConstantIndexOp::create(b, l, bytes);
+  Value al = arith::ConstantIndexOp::create(b, l, align);
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  auto isMultiple = [&](Value byteCount) {
+    Value r = arith::RemUIOp::create(b, l, byteCount, al);
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, r, zero)
+        .getResult();
+  };
+  Value first = arith::AddIOp::create(
+      b, l, ptr, arith::MulIOp::create(b, l, meta.getOffset(), eb));
+  Value ok = isMultiple(first);
+  auto strides = meta.getStrides();
+  for (size_t d = 0; d + 1 < strides.size(); ++d)
+    ok = arith::AndIOp::create(
+        b, l, ok, isMultiple(arith::MulIOp::create(b, l, strides[d], eb)));
+  return ok;
+}

@@ -7,6 +7,7 @@
 #ifndef TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
 #define TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
@@ -23,6 +24,12 @@ bool reachesSharedMemory(Value v);
 
 /// Whether `t` has a static innermost stride of 1.
 bool hasUnitInnerStride(MemRefType t);
+
+/// i1: the first element of `m` and every outer stride are `align`-byte
+/// aligned (elements of `bytes` bytes), so every chunk that starts at a
+/// multiple of align/bytes in the innermost dimension is.
+Value alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
+                int64_t align);
 
 /// The largest of `want`, want/2, ... (at least `least`) that divides
 /// `extent`; 0 when none does.

@@ -15,8 +15,8 @@
 
 #include "ConversionUtils.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -35,7 +35,8 @@ namespace {
 /// subview; null when `v` is something else.
 Value sharedForm(OpBuilder &b, Value v) {
   if (auto cast = v.getDefiningOp<memref::MemorySpaceCastOp>())
-    return isWorkgroupMemRef(cast.getSource().getType()) ? cast.getSource() : Value();
+    return isWorkgroupMemRef(cast.getSource().getType()) ? cast.getSource()
+                                                         : Value();
   auto sv = v.getDefiningOp<memref::SubViewOp>();
   if (!sv)
     return nullptr;
@@ -65,31 +66,6 @@ int64_t chunkElements(MemRefType dst, int64_t bytes) {
       return v;
   }
   return 0;
-}
-
-/// i1: the first element of `m` and every outer stride are `align`-byte
-/// aligned, so every chunk that starts at a multiple of align/bytes in the
-/// innermost dimension is.
-Value alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
-                int64_t align) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, l, m);
-  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, l, m);
-  Value eb = arith::ConstantIndexOp::create(b, l, bytes);
-  Value al = arith::ConstantIndexOp::create(b, l, align);
-  Value zero = arith::ConstantIndexOp::create(b, l, 0);
-  auto isMultiple = [&](Value byteCount) {
-    Value r = arith::RemUIOp::create(b, l, byteCount, al);
-    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, r, zero)
-        .getResult();
-  };
-  Value first = arith::AddIOp::create(
-      b, l, ptr, arith::MulIOp::create(b, l, meta.getOffset(), eb));
-  Value ok = isMultiple(first);
-  auto strides = meta.getStrides();
-  for (size_t d = 0; d + 1 < strides.size(); ++d)
-    ok = arith::AndIOp::create(
-        b, l, ok, isMultiple(arith::MulIOp::create(b, l, strides[d], eb)));
-  return ok;
 }
 
 struct GPUAsyncCopyPass
@@ -212,8 +188,8 @@ struct GPUAsyncCopyPass
               q = arith::DivUIOp::create(lb, l, q, sizes[d]);
           }
           Value left = arith::SubIOp::create(lb, l, width, col);
-          Value whole = arith::CmpIOp::create(
-              lb, l, arith::CmpIPredicate::uge, left, vecV);
+          Value whole = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::uge,
+                                              left, vecV);
           scf::IfOp::create(
               lb, l, whole,
               [&](OpBuilder &tb, Location) {

@@ -77,8 +77,8 @@ SmallVector<memref::ViewOp> aliasesOf(memref::ViewOp view, scf::ForOp loop) {
     if (auto other = dyn_cast<memref::ViewOp>(user);
         other && other != view && other.getSizes().empty() &&
         loop.isDefinedOutsideOfLoop(other) &&
-        getConstantIntValue(other.getByteShift()) == shift &&
-        bytesOf(other) && bytesOf(other) == bytesOf(view))
+        getConstantIntValue(other.getByteShift()) == shift && bytesOf(other) &&
+        bytesOf(other) == bytesOf(view))
       out.push_back(other);
   return out;
 }
@@ -124,7 +124,8 @@ struct GPUPipelineCopiesPass
       }
     if (!split)
       return success();
-    Operation *computeStart = split->getNextNode()->getNextNode()->getNextNode();
+    Operation *computeStart =
+        split->getNextNode()->getNextNode()->getNextNode();
     // Every cp.async is in the load part; the load part writes shared
     // memory only into arena views (the buffers to multiply) and reads no
     // shared memory; the compute part does not write those buffers and
@@ -140,16 +141,23 @@ struct GPUPipelineCopiesPass
           ok &= inLoad && v && !mlir::tessera::reachesSharedMemory(cp.getSrc());
           if (v)
             buffers.insert(v);
-        } else if (auto st = dyn_cast<memref::StoreOp>(nested)) {
+        } else if (isa<memref::StoreOp, vector::StoreOp>(nested)) {
+          // Fills of the tiles (vector stores where
+          // tessera-gpu-vectorize-elementwise made them so).
           if (inLoad) {
-            memref::ViewOp v = rootView(st.getMemRef(), loop);
+            auto st = dyn_cast<memref::StoreOp>(nested);
+            memref::ViewOp v = rootView(
+                st ? st.getMemRef() : cast<vector::StoreOp>(nested).getBase(),
+                loop);
             ok &= v != nullptr;
             if (v)
               buffers.insert(v);
           }
-        } else if (auto ld = dyn_cast<memref::LoadOp>(nested)) {
+        } else if (isa<memref::LoadOp, vector::LoadOp>(nested)) {
+          auto ld = dyn_cast<memref::LoadOp>(nested);
           if (inLoad)
-            ok &= !mlir::tessera::reachesSharedMemory(ld.getMemRef());
+            ok &= !mlir::tessera::reachesSharedMemory(
+                ld ? ld.getMemRef() : cast<vector::LoadOp>(nested).getBase());
         } else if (inLoad && !isMemoryEffectFree(nested) &&
                    !isa<gpu::BarrierOp, nvgpu::DeviceAsyncCreateGroupOp,
                         nvgpu::DeviceAsyncWaitOp, scf::ForOp, scf::IfOp,
@@ -271,8 +279,8 @@ struct GPUPipelineCopiesPass
           arith::ConstantOp::create(rewriter, l,
                                     rewriter.getIntegerAttr(ivType, stages)));
       if (!ivType.isIndex())
-        stage = arith::IndexCastOp::create(rewriter, l,
-                                           rewriter.getIndexType(), stage);
+        stage = arith::IndexCastOp::create(rewriter, l, rewriter.getIndexType(),
+                                           stage);
       Value zero = arith::ConstantIndexOp::create(rewriter, l, 0);
       Value one = arith::ConstantIndexOp::create(rewriter, l, 1);
       Value isFirst = arith::CmpIOp::create(
@@ -293,9 +301,9 @@ struct GPUPipelineCopiesPass
         IRMapping map;
         SmallVector<Value> derived;
         for (memref::ViewOp root : aliasesOf(buf.view, loop)) {
-          auto view = memref::ViewOp::create(rewriter, l, root.getType(),
-                                             root.getSource(), offset,
-                                             ValueRange{});
+          auto view =
+              memref::ViewOp::create(rewriter, l, root.getType(),
+                                     root.getSource(), offset, ValueRange{});
           map.map(root.getResult(), view.getResult());
           derived.push_back(root.getResult());
         }
@@ -303,9 +311,11 @@ struct GPUPipelineCopiesPass
           for (Operation *user : derived[i].getUsers())
             if (isa<memref::MemorySpaceCastOp, memref::SubViewOp>(user) &&
                 loop.isDefinedOutsideOfLoop(user->getResult(0)) &&
-                llvm::all_of(user->getOperands(), [&](Value v) {
-                  return map.contains(v) || loop.isDefinedOutsideOfLoop(v);
-                }) &&
+                llvm::all_of(user->getOperands(),
+                             [&](Value v) {
+                               return map.contains(v) ||
+                                      loop.isDefinedOutsideOfLoop(v);
+                             }) &&
                 !map.contains(user->getResult(0))) {
               map.map(user->getResult(0),
                       rewriter.clone(*user, map)->getResult(0));

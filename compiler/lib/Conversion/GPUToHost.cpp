@@ -147,7 +147,10 @@ Value guardedAddress(const CheckHooks &hooks, OpBuilder &b, Location l,
             tb, l, ValueRange{arith::IndexCastOp::create(tb, l, i64, addr)});
       },
       [&](OpBuilder &eb, Location) {
-        func::CallOp::create(eb, l, hooks.fault, ValueRange{simCtx, siteV});
+        func::CallOp::create(
+            eb, l, hooks.fault,
+            ValueRange{simCtx, siteV,
+                       arith::ConstantIntOp::create(eb, l, i64, 0)});
         scf::YieldOp::create(
             eb, l, ValueRange{arith::ConstantIntOp::create(eb, l, i64, 0)});
       });
@@ -155,15 +158,28 @@ Value guardedAddress(const CheckHooks &hooks, OpBuilder &b, Location l,
 }
 
 /// Bounds check and access report around one memory access of `extent`
-/// consecutive elements along the innermost dimension from `indices`.
+/// consecutive elements along the innermost dimension from `indices`. A
+/// vector access that promises `align` bytes of alignment (what the GPU
+/// code relies on: ld.global.v4 faults on a misaligned address) is also
+/// checked for it.
 void instrument(const CheckHooks &hooks, Operation *op, Value memref,
                 ValueRange indices, int kind, Value simCtx, int64_t site,
-                int64_t extent = 1) {
+                int64_t extent = 1, int64_t align = 0) {
   OpBuilder b(op);
   Location l = op->getLoc();
   Type i64 = b.getI64Type();
   auto type = cast<MemRefType>(memref.getType());
-  Value ok = inBounds(b, l, memref, indices, extent);
+  Value inside = inBounds(b, l, memref, indices, extent);
+  Value ok = inside;
+  if (align > 1) {
+    Value r =
+        arith::RemUIOp::create(b, l, addressOf(b, l, memref, indices),
+                               arith::ConstantIndexOp::create(b, l, align));
+    Value aligned =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, r,
+                              arith::ConstantIndexOp::create(b, l, 0));
+    ok = arith::AndIOp::create(b, l, ok, aligned);
+  }
   Value siteV = arith::ConstantIntOp::create(b, l, i64, site);
   int64_t bytes =
       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8) * extent;
@@ -181,7 +197,12 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
         scf::YieldOp::create(tb, l, moved->getResults());
       },
       [&](OpBuilder &eb, Location) {
-        func::CallOp::create(eb, l, hooks.fault, ValueRange{simCtx, siteV});
+        // Reason: 0 out of bounds, 1 misaligned.
+        Value reason = arith::SelectOp::create(
+            eb, l, inside, arith::ConstantIntOp::create(eb, l, i64, 1),
+            arith::ConstantIntOp::create(eb, l, i64, 0));
+        func::CallOp::create(eb, l, hooks.fault,
+                             ValueRange{simCtx, siteV, reason});
         SmallVector<Value> results;
         for (Type t : op->getResultTypes())
           results.push_back(arith::ConstantOp::create(
@@ -339,10 +360,11 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     Type i64 = b.getI64Type();
     CheckHooks hooks;
     if (checks)
-      hooks = {declare(module, kFaultFn, b.getFunctionType({i64, i64}, {})),
-               declare(module, kAccessFn,
-                       b.getFunctionType({i64, b.getIndexType(), i64, i64, i64},
-                                         {}))};
+      hooks = {
+          declare(module, kFaultFn, b.getFunctionType({i64, i64, i64}, {})),
+          declare(
+              module, kAccessFn,
+              b.getFunctionType({i64, b.getIndexType(), i64, i64, i64}, {}))};
     // Site table shared by barriers and (with checks) memory accesses.
     SmallVector<Attribute> sites;
     auto newSite = [&](Operation *op) -> int64_t {
@@ -498,9 +520,9 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
               "with tf32 (f32) inputs, m16n8k32 with fp8 inputs, and f32 "
               "accumulation only");
         // The kinds of tessera_sim_mma (runtime/lib/Sim/FiberScheduler.cpp).
-        int64_t kind = tf32          ? 2
-                       : in.isBF16() ? 1
-                       : in.isF16()  ? 0
+        int64_t kind = tf32                             ? 2
+                       : in.isBF16()                    ? 1
+                       : in.isF16()                     ? 0
                        : fp8Format.getValue() == "e4m3" ? 3
                                                         : 4;
         Slot a = makeSlot(entryBuilder, ob, l, aType);
@@ -517,10 +539,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             ob.getFunctionType({i64, i64, i64, i64, i64, i64, i64}, {}));
         func::CallOp::create(
             ob, l, fn,
-            ValueRange{
-                simCtx,
-                arith::ConstantIntOp::create(ob, l, i64, kind),
-                a.address, bs.address, c.address, d.address, site});
+            ValueRange{simCtx, arith::ConstantIntOp::create(ob, l, i64, kind),
+                       a.address, bs.address, c.address, d.address, site});
         mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
         toErase.push_back(op);
       } else if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
@@ -615,10 +635,12 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         instrument(hooks, op, at.getMemref(), at.getIndices(), 2, simCtx, site);
       else if (auto vl = dyn_cast<vector::LoadOp>(op))
         instrument(hooks, op, vl.getBase(), vl.getIndices(), 0, simCtx, site,
-                   vl.getVectorType().getNumElements());
+                   vl.getVectorType().getNumElements(),
+                   vl.getAlignment().value_or(0));
       else if (auto vs = dyn_cast<vector::StoreOp>(op))
         instrument(hooks, op, vs.getBase(), vs.getIndices(), 1, simCtx, site,
-                   vs.getVectorType().getNumElements());
+                   vs.getVectorType().getNumElements(),
+                   vs.getAlignment().value_or(0));
     }
     f->setAttr("tile.sim_sites", b.getArrayAttr(sites));
     return success();

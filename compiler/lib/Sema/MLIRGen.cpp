@@ -2840,6 +2840,13 @@ EmittedKernel Emitter::run() {
   out.numStages = env.count("num_stages") ? env["num_stages"].getInt() : 2;
   func->setAttr("tile.num_warps", b.getI32IntegerAttr(out.numWarps));
   func->setAttr("tile.num_stages", b.getI32IntegerAttr(out.numStages));
+  // VECTOR_WIDTH, where a configuration binds it, caps the elements per
+  // vector access of the GPU lowering (tessera-gpu-vectorize-elementwise).
+  if (auto it = env.find("VECTOR_WIDTH");
+      it != env.end() && it->second.isInt() && it->second.getInt() >= 1)
+    func->setAttr("tile.vector_width",
+                  b.getI32IntegerAttr(static_cast<int32_t>(
+                      std::min<int64_t>(it->second.getInt(), 64))));
   // tile.dot inputs may run on tf32 tensor cores (precision "tf32").
   if (auto policy = PrecisionPolicy::parse(spec.precision, nullptr);
       policy && policy->tf32Dots)

@@ -185,12 +185,16 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
   switchToScheduler(f, /*dying=*/false);
 }
 
-extern "C" void tessera_sim_fault(int64_t context, int64_t site) {
+extern "C" void tessera_sim_fault(int64_t context, int64_t site,
+                                  int64_t reason) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
   Scheduler &s = *f->sched;
-  s.fail(StatusCode::kFailedPrecondition,
-         "sim: out-of-bounds access in " + s.where() + ", thread " +
-             std::to_string(f->tid) + ": " + s.site(site));
+  s.fail(
+      StatusCode::kFailedPrecondition,
+      std::string("sim: ") +
+          (reason == 1 ? "misaligned vector access" : "out-of-bounds access") +
+          " in " + s.where() + ", thread " + std::to_string(f->tid) + ": " +
+          s.site(site));
 }
 
 extern "C" void tessera_sim_access(int64_t context, int64_t address,

@@ -51,8 +51,10 @@ extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
 extern "C" void tessera_sim_cp_async_commit(int64_t context);
 /// cp.async.wait_group N: completes all but the N most recent groups.
 extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending);
-/// Reports an out-of-bounds access at `site` (the access was skipped).
-extern "C" void tessera_sim_fault(int64_t context, int64_t site);
+/// Reports a faulting access at `site` (the access was skipped): `reason`
+/// 0 out of bounds, 1 a vector access not aligned as it promised.
+extern "C" void tessera_sim_fault(int64_t context, int64_t site,
+                                  int64_t reason);
 /// Every memory access: byte address, size, kind (0 read, 1 write,
 /// 2 atomic) and site. Accesses to the block's shared arena are checked
 /// for races within a barrier epoch.

@@ -30,17 +30,20 @@ std::string kernelsDir() {
 }
 
 /// Parameters whose value changes the GPU code today. num_stages does when
-/// tile loads are cp.async copies, i.e. from unit-stride tensors.
+/// tile loads are cp.async copies, i.e. from unit-stride tensors, and
+/// VECTOR_WIDTH (the cap on elements per vector access) when accesses can
+/// be vectorised, i.e. on unit-stride tensors too.
 bool mappingParameter(const std::string &name, bool contiguous) {
   return name.rfind("BLOCK", 0) == 0 || name == "num_warps" ||
-         name == "HEAD_DIM" || (contiguous && name == "num_stages");
+         name == "HEAD_DIM" ||
+         (contiguous && (name == "num_stages" || name == "VECTOR_WIDTH"));
 }
 
 /// The default configuration and every combination of the mapping
 /// parameters' values in the autotune space that satisfies the space's
 /// restrictions (parameters that do not change the GPU code, such as
-/// VECTOR_WIDTH today, or num_stages without cp.async copies, keep their
-/// defaults: their other values compile to the same code).
+/// num_stages or VECTOR_WIDTH on strided tensors, keep their defaults:
+/// their other values compile to the same code).
 std::vector<Specialization> configs(const driver::SourceModule &m,
                                     const KernelInfo &k,
                                     const std::string &precision,
@@ -154,16 +157,17 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
 
 INSTANTIATE_TEST_SUITE_P(
     KernelLibrary, GpuArtifacts,
-    ::testing::Values(ArtifactCase{"vector_ops", ""},
-                      ArtifactCase{"stream", ""}, ArtifactCase{"softmax", ""},
-                      ArtifactCase{"layernorm", ""}, ArtifactCase{"gemm", ""},
-                      ArtifactCase{"gemm", "fp16@accum(fp32)"},
-                      ArtifactCase{"gemm", "bf16@accum(fp32)"},
-                      ArtifactCase{"gemm", "fp16@accum(fp32)", true},
-                      ArtifactCase{"gemm", "tf32", true},
-                      ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
-                      ArtifactCase{"attention", ""},
-                      ArtifactCase{"attention", "fp16"}),
+    ::testing::Values(
+        ArtifactCase{"vector_ops", ""}, ArtifactCase{"vector_ops", "", true},
+        ArtifactCase{"stream", ""}, ArtifactCase{"stream", "", true},
+        ArtifactCase{"softmax", ""}, ArtifactCase{"softmax", "", true},
+        ArtifactCase{"layernorm", ""}, ArtifactCase{"layernorm", "", true},
+        ArtifactCase{"gemm", ""}, ArtifactCase{"gemm", "fp16@accum(fp32)"},
+        ArtifactCase{"gemm", "bf16@accum(fp32)"},
+        ArtifactCase{"gemm", "fp16@accum(fp32)", true},
+        ArtifactCase{"gemm", "tf32", true},
+        ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
+        ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
       std::string name = info.param.family;
       if (*info.param.precision)

@@ -183,6 +183,39 @@ TEST_P(Stream, SequentialAndStrided) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, Stream, ::testing::Values(1, 2, 4, 8));
 
+// The GPU lowering moves up to 16 bytes per thread and access when every
+// tensor is aligned to that at run time (and runs the element loop
+// otherwise), with the last, partial chunk of a row element by element.
+// Views starting 0, 1, 3 or 4 elements into their storage, mixed, at
+// lengths around the chunk size: both versions must give the reference,
+// and nothing outside the views may be written (on `sim` a vector access
+// that is not aligned as it promises fails the launch).
+TEST(StreamEdge, MisalignedViewsAndPartialChunks) {
+  struct Offsets {
+    int64_t a, b, c;
+  };
+  const Offsets offsets[] = {
+      {0, 0, 0}, {4, 4, 4}, {1, 1, 1}, {0, 3, 0}, {0, 0, 1}};
+  for (DType dt : {DType::F32, DType::F16})
+    for (int64_t n : {int64_t(1), int64_t(7), int64_t(8), int64_t(1029)})
+      for (Offsets o : offsets) {
+        SCOPED_TRACE(std::string(dtypeName(dt)) + " n=" + std::to_string(n) +
+                     " offsets " + std::to_string(o.a) + "," +
+                     std::to_string(o.b) + "," + std::to_string(o.c));
+        HostTensor a = HostTensor::padded({n}, dt, {0}, o.a);
+        HostTensor b = HostTensor::padded({n}, dt, {0}, o.b);
+        HostTensor c = HostTensor::padded({n}, dt, {0}, o.c);
+        fillUniform(a, 31);
+        fillUniform(b, 32);
+        HostTensor expected = HostTensor::empty({n}, dt);
+        ASSERT_LAUNCH(libraryKernel("stream", "triad", withPrecision(dt)),
+                      {view(a), view(b), view(c), Arg(3.0)});
+        ref::streamTriad(a, b, expected, 3.0);
+        EXPECT_CLOSE(c, expected, toleranceFor(dt, Op::Elementwise));
+        EXPECT_EQ(c.countChangedBytesOutsideView(), 0);
+      }
+}
+
 TEST(StreamGather, RandomAccess) {
   const int64_t m = 5000, n = 12345;
   HostTensor a = HostTensor::empty({m}, DType::F32);

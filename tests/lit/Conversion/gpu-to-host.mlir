@@ -50,6 +50,7 @@ module {
 // CHECKS: call @tessera_sim_access(%{{.*}}, %{{.*}}, %c4_i64{{.*}}, %{{.*}}, %[[SITE:[a-z0-9_]+]]) : (i64, index, i64, i64, i64) -> ()
 // CHECKS-NEXT: memref.load
 // CHECKS: } else {
-// CHECKS-NEXT: call @tessera_sim_fault(%{{.*}}, %[[SITE]])
-// CHECKS: func.func private @tessera_sim_fault(i64, i64)
+// CHECKS: call @tessera_sim_fault(%{{.*}}, %[[SITE]], %{{.*}})
+// CHECKS: func.func private @tessera_sim_fault(i64, i64, i64)
 // CHECKS: func.func private @tessera_sim_access(i64, index, i64, i64, i64)
+

@@ -135,6 +135,40 @@ def CopyToLinalgPass : Pass<"tessera-copy-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def GPUVectorizeElementwisePass
+    : Pass<"tessera-gpu-vectorize-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Vector global/shared accesses of up to 16 bytes per thread";
+  let description = [{
+    Runs on the tile kernels' outermost `scf.parallel` loops just before
+    `tessera-distribute-to-gpu`. A loop whose body is element-wise along
+    its innermost dimension (lower bound 0, step 1) is rewritten to work on
+    chunks of W elements: every load and store indexed by the innermost
+    induction variable (last index; the others independent of it) of a
+    memref with unit innermost stride becomes a `vector.load` /
+    `vector.store` of W elements with a W-element alignment
+    (`ld.global.v4.f32` and the like in PTX), element-wise arithmetic on
+    those values becomes vector arithmetic, and values independent of the
+    innermost index (outer-index loads, scalars) are computed once per
+    chunk and broadcast. W is 16 bytes over the widest accessed element
+    (4 for f32, 8 for f16 data), at most the kernel's `tile.vector_width`
+    (the `VECTOR_WIDTH` tuning parameter), and at least 2.
+
+    The rewrite is versioned on alignment at run time: when the first
+    element and every outer stride of each vector-accessed memref are
+    aligned to its chunk, the chunked loop runs (over ceildiv(n, W) chunks
+    per row; the last, partial chunk of a row element by element);
+    otherwise the original loop. Loops the pass leaves alone: bodies with
+    other side effects or regions, stores independent of the innermost
+    index, index arithmetic on it, fp8 data, loads of a memref the loop
+    also stores to at a fixed index, and plain tile loads from global
+    memory into a tile buffer (`tessera-gpu-async-copy` turns those into
+    cp.async).
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Maps bufferized tile programs onto GPU thread blocks";
   let description = [{

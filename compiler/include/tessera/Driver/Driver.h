@@ -143,7 +143,8 @@ compileForCpu(const SourceModule &module, const std::string &kernel,
 ///   [thread id, block id x/y/z, grid x/y/z]   (int64 each)
 ///   [simulator context]                        (int64)
 /// Barriers call `tessera_sim_barrier(context)`, and every memory access
-/// `tessera_sim_access` (and `tessera_sim_fault` when out of bounds), which
+/// `tessera_sim_access` (and `tessera_sim_fault` when out of bounds or,
+/// for a vector access, misaligned), which
 /// the caller provides in `symbols` when compiling.
 class SimExecutable {
 public:

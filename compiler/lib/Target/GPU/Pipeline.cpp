@@ -67,7 +67,8 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
           "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma{fp8=" +
           std::string(arch.computeCapability >= 89 ? "true" : "false") +
           "}),"
-          "func.func(convert-linalg-to-parallel-loops),"
+          "func.func(convert-linalg-to-parallel-loops,"
+          "tessera-gpu-vectorize-elementwise),"
           "tessera-distribute-to-gpu{max-shared-bytes=0},"
           "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"
           "tessera-gpu-async-copy,tessera-gpu-pipeline-copies,"
