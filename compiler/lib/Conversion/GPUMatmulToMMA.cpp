@@ -117,14 +117,16 @@ bool accumulatesAcrossLoop(linalg::MatmulOp op) {
 /// Whether `fragments` f32 accumulator fragments (4 registers each) per
 /// thread may stay in registers across the kernel's K loop: the registers a
 /// thread may have with `warps` warps per block (65536 per SM, at most 255)
-/// must leave room for the A/B fragments and addresses of the dots (96
-/// registers; 128 for fp8, whose B fragments are assembled from byte loads).
-/// Otherwise ptxas spills: with 64 accumulator registers and 64 to spare of
-/// the 128 that 16 warps allow, 128x256 f16/tf32 tiles did, and so did
+/// must leave room for the A/B fragments and addresses of the dots and for
+/// the vectorised tile fills of the pipelined loads (104 registers; 128 for
+/// fp8, whose B fragments are assembled from byte loads). Otherwise ptxas
+/// spills: with 64 accumulator registers and 64 to spare of the 128 that 16
+/// warps allow, 128x256 f16/tf32 tiles did; with 32 and 96 to spare,
+/// 128x128 f16 tiles did once the fills became 16-byte stores; and so did
 /// 128x128 fp8 tiles on 4 warps (128 + 112 of 255) with cp.async copies.
 bool fitsInRegisters(int64_t fragments, int64_t warps, Type in) {
   int64_t cap = std::min<int64_t>(255, 65536 / (32 * warps));
-  int64_t reserve = in.getIntOrFloatBitWidth() == 8 ? 128 : 96;
+  int64_t reserve = in.getIntOrFloatBitWidth() == 8 ? 128 : 104;
   return 4 * fragments + reserve <= cap;
 }
 
