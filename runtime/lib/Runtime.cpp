@@ -9,8 +9,8 @@
 #include "tessera/Target/CUDA/Nvrtc.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
@@ -97,6 +97,18 @@ const KernelInfo *Program::findKernel(const std::string &name) const {
   return module_->findKernel(name);
 }
 uint64_t Program::sourceHash() const { return module_->sourceHash(); }
+std::string_view Program::source() const { return module_->text(); }
+StatusOr<bool> Program::satisfiesRestrictions(
+    const std::string &kernel,
+    const std::map<std::string, ConstValue> &constants) const {
+  Specialization spec;
+  spec.constants = constants;
+  return module_->satisfiesRestrictions(kernel, spec);
+}
+
+const char *tessera::compilerVersion() {
+  return "tessera " TESSERA_VERSION_STRING;
+}
 
 //===----------------------------------------------------------------------===//
 // Runtime internals
@@ -138,6 +150,7 @@ namespace {
 /// A kernel loaded on the CUDA device: its module and entry, the block
 /// size and dynamic shared memory of its configuration.
 struct CudaExecutable {
+  uint64_t fingerprint = 0;
   cuda::CudaModule module;
   cuda::CudaKernel function;
   int blockSize = 0;
@@ -182,6 +195,8 @@ struct Kernel::Impl {
                                                         uint64_t absentMask);
   /// Compile times of the first variant.
   Status compileFirst(uint64_t unitMask);
+  /// The first variant's code fingerprint.
+  uint64_t fingerprint = 0;
   struct Checked;
   Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
   Status launchCuda(const std::vector<Arg> &args, const Checked &c);
@@ -250,12 +265,15 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   if (device == DeviceKind::Sim) {
     TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0));
     t = &simExe->times();
+    fingerprint = simExe->codeFingerprint();
   } else if (device == DeviceKind::Cuda) {
     TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0));
     t = &cudaExe->times;
+    fingerprint = cudaExe->fingerprint;
   } else {
     TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(unitMask, 0));
     t = &cpuExe->times();
+    fingerprint = cpuExe->codeFingerprint();
   }
   times = {t->parse, t->sema, t->tilePasses, t->lowering, t->codegen};
   return Status::ok();
@@ -339,6 +357,7 @@ Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask) {
                                &exe->times, gpu, &r);
         if (!image.ok())
           return image.status();
+        exe->fingerprint = std::hash<std::string>{}(*image);
         TESSERA_ASSIGN_OR_RETURN(exe->module, dev->loadModule(*image));
         TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(name));
         exe->blockSize = r.blockSize;
@@ -605,6 +624,7 @@ const KernelInfo &Kernel::info() const { return *impl_->info; }
 DeviceKind Kernel::device() const { return impl_->device; }
 const Specialization &Kernel::specialization() const { return impl_->spec; }
 const CompileTimes &Kernel::compileTimes() const { return impl_->times; }
+uint64_t Kernel::codeFingerprint() const { return impl_->fingerprint; }
 
 StatusOr<std::array<int64_t, 3>>
 Kernel::check(const std::vector<Arg> &args, const LaunchOptions &opts) const {
@@ -952,8 +972,8 @@ Status DeviceBuffer::copyFrom(const void *host, size_t bytes, size_t offset) {
     std::memcpy(static_cast<char *>(impl_->host.get()) + offset, host, bytes);
     return Status::ok();
   }
-  return impl_->cudaDevice->copyToDevice(
-      impl_->deviceMemory.address() + offset, host, bytes);
+  return impl_->cudaDevice->copyToDevice(impl_->deviceMemory.address() + offset,
+                                         host, bytes);
 }
 
 Status DeviceBuffer::copyTo(void *host, size_t bytes, size_t offset) const {
@@ -978,8 +998,7 @@ StatusOr<TensorView> DeviceBuffer::view(DType dtype,
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
-      return invalidArgument("negative dimension %lld in a view",
-                             (long long)d);
+      return invalidArgument("negative dimension %lld in a view", (long long)d);
     if (d && n > std::numeric_limits<int64_t>::max() / d)
       return invalidArgument("view shape overflows");
     n *= d;

@@ -6,14 +6,14 @@
 #include "tessera/Sema/MLIRGen.h"
 #include "tessera/Sema/Signature.h"
 #include "tessera/Target/CPU/Pipeline.h"
-#include "tessera/Target/GPU/Pipeline.h"
 #include "tessera/Target/CUDA/Assembler.h"
+#include "tessera/Target/GPU/Pipeline.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Parser/Parser.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -98,8 +98,8 @@ void checkGridAndRestrictions(const sema::KernelDecl &d,
     if (!r.ok())
       diags.error(r.loc.isValid() ? r.loc : e->loc(), "in grid: " + r.error);
     else if (!r.value->isInt())
-      diags.error(e->loc(), "grid extents must be integers, got " +
-                                r.value->toString());
+      diags.error(e->loc(),
+                  "grid extents must be integers, got " + r.value->toString());
   }
   if (!d.info.autotune)
     return;
@@ -153,6 +153,9 @@ SourceModule::parse(std::string name, std::string text) {
 
 const std::string &SourceModule::name() const { return impl_->name; }
 uint64_t SourceModule::sourceHash() const { return impl_->hash; }
+std::string_view SourceModule::text() const {
+  return impl_->sm.getText(impl_->fileId);
+}
 double SourceModule::parseMillis() const { return impl_->parseMs; }
 
 std::vector<const KernelInfo *> SourceModule::kernels() const {
@@ -184,8 +187,8 @@ StatusOr<std::vector<int64_t>> SourceModule::evaluateGrid(
   if (!d)
     return unknownKernel(*this, kernel);
   if (d->grid.empty())
-    return failedPrecondition("kernel '%s' declares no grid; pass one at launch",
-                              kernel.c_str());
+    return failedPrecondition(
+        "kernel '%s' declares no grid; pass one at launch", kernel.c_str());
   std::string err;
   auto env = sema::bindSpecialization(*d, impl_->constants, spec, &err);
   if (!env)
@@ -284,12 +287,10 @@ std::string printOp(mlir::Operation *op) {
 }
 } // namespace
 
-StatusOr<std::string> driver::emit(const SourceModule &module,
-                                   const std::string &kernel,
-                                   const Specialization &spec, EmitKind kind,
-                                   StageTimes *times,
-                                   const GpuEmitOptions &gpuOptions,
-                                   GpuResources *resources) {
+StatusOr<std::string>
+driver::emit(const SourceModule &module, const std::string &kernel,
+             const Specialization &spec, EmitKind kind, StageTimes *times,
+             const GpuEmitOptions &gpuOptions, GpuResources *resources) {
   if (times)
     times->parse = module.parseMillis();
   if (kind == EmitKind::AST) {
@@ -300,8 +301,8 @@ StatusOr<std::string> driver::emit(const SourceModule &module,
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   cpu::prepareContext(ctx);
   sema::EmittedKernel meta;
-  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
-                                                    &meta, times));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto mod, emitTileModule(ctx, module, kernel, spec, &meta, times));
   if (kind == EmitKind::Tile)
     return printOp(*mod);
   if (kind == EmitKind::GPU || kind == EmitKind::PTX ||
@@ -369,7 +370,19 @@ struct CpuExecutable::Impl {
   std::vector<AbiArg> abi;
   int numWarps = 4, numStages = 2;
   StageTimes times;
+  uint64_t fingerprint = 0;
 };
+
+namespace {
+/// Hash of a module's text: two specialisations whose lowered code is the
+/// same (parameters a target ignores) get the same fingerprint.
+uint64_t fingerprintOf(mlir::ModuleOp mod) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mod.print(os);
+  return fnv1a(os.str());
+}
+} // namespace
 
 CpuExecutable::CpuExecutable(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
@@ -378,6 +391,7 @@ const std::vector<AbiArg> &CpuExecutable::abi() const { return impl_->abi; }
 int CpuExecutable::numWarps() const { return impl_->numWarps; }
 int CpuExecutable::numStages() const { return impl_->numStages; }
 const StageTimes &CpuExecutable::times() const { return impl_->times; }
+uint64_t CpuExecutable::codeFingerprint() const { return impl_->fingerprint; }
 
 void CpuExecutable::run(void **args, int64_t begin, int64_t end,
                         const int64_t grid[3]) const {
@@ -392,8 +406,8 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   cpu::prepareContext(ctx);
   sema::EmittedKernel meta;
-  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
-                                                    &meta, &impl->times));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto mod, emitTileModule(ctx, module, kernel, spec, &meta, &impl->times));
   impl->abi = meta.abi;
   impl->numWarps = meta.numWarps;
   impl->numStages = meta.numStages;
@@ -401,6 +415,7 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
   TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
   impl->times.lowering = millisSince(t0);
   t0 = std::chrono::steady_clock::now();
+  impl->fingerprint = fingerprintOf(*mod);
   TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitKernel::create(*mod, kernel));
   impl->times.codegen = millisSince(t0);
   return std::make_unique<CpuExecutable>(std::move(impl));
@@ -411,6 +426,7 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
 //===----------------------------------------------------------------------===//
 
 struct SimExecutable::Impl {
+  uint64_t fingerprint = 0;
   std::unique_ptr<cpu::JitFunction> jit;
   std::vector<AbiArg> abi;
   int64_t sharedBytes = 0;
@@ -431,6 +447,7 @@ const std::vector<std::string> &SimExecutable::accessSites() const {
 }
 const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
 const StageTimes &SimExecutable::times() const { return impl_->times; }
+uint64_t SimExecutable::codeFingerprint() const { return impl_->fingerprint; }
 
 namespace {
 /// Reads what the simulator needs from the kernel's gpu.func, then lowers
@@ -458,12 +475,13 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
                          "GPU mapping is expected to use the dynamic "
                          "shared-memory arena",
                          kernel.c_str());
+  impl->fingerprint = fingerprintOf(mod);
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(mod, &impl->sites));
   impl->times.lowering += millisSince(t0);
   t0 = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitFunction::create(
-                                          mod, kernel + "_sim", symbols));
+  TESSERA_ASSIGN_OR_RETURN(
+      impl->jit, cpu::JitFunction::create(mod, kernel + "_sim", symbols));
   impl->times.codegen = millisSince(t0);
   return std::make_unique<SimExecutable>(std::move(impl));
 }
@@ -488,11 +506,11 @@ StatusOr<std::unique_ptr<SimExecutable>> driver::compileGpuIRForSim(
   return finishSim(std::move(impl), *mod, kernel, symbols);
 }
 
-StatusOr<std::unique_ptr<SimExecutable>>
-driver::compileForSim(const SourceModule &module, const std::string &kernel,
-                      const Specialization &spec,
-                      const std::vector<std::pair<std::string, void *>> &symbols,
-                      const std::string &archName) {
+StatusOr<std::unique_ptr<SimExecutable>> driver::compileForSim(
+    const SourceModule &module, const std::string &kernel,
+    const Specialization &spec,
+    const std::vector<std::pair<std::string, void *>> &symbols,
+    const std::string &archName) {
   auto archOr = gpu::lookupArch(archName);
   if (!archOr.ok())
     return archOr.status();
@@ -501,8 +519,8 @@ driver::compileForSim(const SourceModule &module, const std::string &kernel,
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   cpu::prepareContext(ctx);
   sema::EmittedKernel meta;
-  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
-                                                    &meta, &impl->times));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto mod, emitTileModule(ctx, module, kernel, spec, &meta, &impl->times));
   impl->abi = meta.abi;
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(gpu::lowerToGPUDialect(*mod, *archOr));

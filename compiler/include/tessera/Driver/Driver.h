@@ -40,8 +40,8 @@ class SourceModule {
 public:
   /// Parses `text` (named `name` in diagnostics). On syntax or declaration
   /// errors, returns InvalidArgument with every rendered diagnostic.
-  static StatusOr<std::shared_ptr<const SourceModule>>
-  parse(std::string name, std::string text);
+  static StatusOr<std::shared_ptr<const SourceModule>> parse(std::string name,
+                                                             std::string text);
   ~SourceModule();
 
   const std::string &name() const;
@@ -50,13 +50,15 @@ public:
   const KernelInfo *findKernel(const std::string &name) const;
   /// FNV-1a hash of the source text (part of compile-cache keys).
   uint64_t sourceHash() const;
+  /// The source text.
+  std::string_view text() const;
   double parseMillis() const;
 
   /// Evaluates kernel `kernel`'s `@kernel(grid=...)` with shape symbols and
   /// specialisation constants bound. Returns up to 3 extents.
-  StatusOr<std::vector<int64_t>>
-  evaluateGrid(const std::string &kernel, const Specialization &spec,
-               const std::vector<std::pair<std::string, int64_t>> &shapes) const;
+  StatusOr<std::vector<int64_t>> evaluateGrid(
+      const std::string &kernel, const Specialization &spec,
+      const std::vector<std::pair<std::string, int64_t>> &shapes) const;
   /// True if `spec` satisfies every `restrict=[...]` expression.
   StatusOr<bool> satisfiesRestrictions(const std::string &kernel,
                                        const Specialization &spec) const;
@@ -70,10 +72,10 @@ private:
 };
 
 enum class EmitKind {
-  AST,     ///< The syntax tree as an S-expression.
-  Tile,    ///< Tile dialect after tile-level passes.
-  Lowered, ///< MLIR LLVM dialect just before translation.
-  LLVMIR,  ///< LLVM IR after optimisation.
+  AST,      ///< The syntax tree as an S-expression.
+  Tile,     ///< Tile dialect after tile-level passes.
+  Lowered,  ///< MLIR LLVM dialect just before translation.
+  LLVMIR,   ///< LLVM IR after optimisation.
   Assembly, ///< Host assembly.
   Object,   ///< A relocatable host object file (ELF bytes).
   GPU,      ///< gpu.module/gpu.func kernel (scf/memref level): the IR the
@@ -86,14 +88,14 @@ enum class EmitKind {
 /// (plain numbers; see tessera/Target/CUDA/ResourceUsage.h).
 struct GpuResources {
   int registers = 0;
-  int64_t sharedBytes = 0;      ///< static shared memory per block
-  int64_t tileSharedBytes = 0;  ///< what the GPU mapping asked for
+  int64_t sharedBytes = 0;     ///< static shared memory per block
+  int64_t tileSharedBytes = 0; ///< what the GPU mapping asked for
   int64_t localBytes = 0;
   int64_t spillStores = 0;
   int64_t spillLoads = 0;
   int barriers = 0;
-  int blockSize = 0;            ///< threads per block
-  std::string assembler;        ///< "nvJitLink" or "ptxas"
+  int blockSize = 0;     ///< threads per block
+  std::string assembler; ///< "nvJitLink" or "ptxas"
 };
 
 /// Options of the GPU stages of `emit`.
@@ -102,12 +104,10 @@ struct GpuEmitOptions {
 };
 
 /// Compiles kernel `kernel` for `spec` and renders the requested stage.
-StatusOr<std::string> emit(const SourceModule &module,
-                           const std::string &kernel,
-                           const Specialization &spec, EmitKind kind,
-                           StageTimes *times = nullptr,
-                           const GpuEmitOptions &gpu = {},
-                           GpuResources *resources = nullptr);
+StatusOr<std::string>
+emit(const SourceModule &module, const std::string &kernel,
+     const Specialization &spec, EmitKind kind, StageTimes *times = nullptr,
+     const GpuEmitOptions &gpu = {}, GpuResources *resources = nullptr);
 
 /// A kernel compiled to native code for the host CPU.
 class CpuExecutable {
@@ -116,11 +116,15 @@ public:
   /// Runs program instances with linear ids [begin, end) of a grid of
   /// `grid[0] x grid[1] x grid[2]` instances. `args` holds one pointer per
   /// flattened argument (see abi()).
-  void run(void **args, int64_t begin, int64_t end, const int64_t grid[3]) const;
+  void run(void **args, int64_t begin, int64_t end,
+           const int64_t grid[3]) const;
   const std::vector<AbiArg> &abi() const;
   int numWarps() const;
   int numStages() const;
   const StageTimes &times() const;
+  /// Hash of the lowered code: equal for specialisations that compile to
+  /// the same code (e.g. num_warps, which the CPU target ignores).
+  uint64_t codeFingerprint() const;
 
   struct Impl;
   explicit CpuExecutable(std::unique_ptr<Impl> impl);
@@ -159,6 +163,8 @@ public:
   const std::vector<std::string> &accessSites() const;
   const std::vector<AbiArg> &abi() const;
   const StageTimes &times() const;
+  /// Hash of the GPU IR it simulates (see CpuExecutable::codeFingerprint).
+  uint64_t codeFingerprint() const;
 
   struct Impl;
   explicit SimExecutable(std::unique_ptr<Impl> impl);

@@ -42,6 +42,9 @@ enum class DeviceKind {
   Cuda, ///< NVIDIA GPUs through the CUDA driver.
 };
 const char *deviceKindName(DeviceKind kind);
+/// The compiler's version, part of every tuning record's key: tuned
+/// configurations do not carry over between compiler versions.
+const char *compilerVersion();
 std::optional<DeviceKind> parseDeviceKind(std::string_view name);
 
 /// A strided view of tensor memory. Strides are in elements. The memory
@@ -114,6 +117,13 @@ public:
   std::vector<const KernelInfo *> kernels() const;
   const KernelInfo *findKernel(const std::string &name) const;
   uint64_t sourceHash() const;
+  /// The source text the program was loaded from.
+  std::string_view source() const;
+  /// Whether `constants` (an autotune configuration) satisfies kernel
+  /// `kernel`'s `restrict=[...]` expressions.
+  StatusOr<bool> satisfiesRestrictions(
+      const std::string &kernel,
+      const std::map<std::string, ConstValue> &constants) const;
 
   struct Impl;
   explicit Program(std::shared_ptr<const driver::SourceModule> module);
@@ -139,6 +149,11 @@ public:
   const Specialization &specialization() const;
   /// Times of the first (contiguous) variant's compilation.
   const CompileTimes &compileTimes() const;
+  /// A hash of the first variant's generated code (0 when unknown):
+  /// specialisations that differ only in parameters the device ignores
+  /// (num_warps on cpu, say) compile to the same code and fingerprint, so
+  /// the autotuner measures such configurations once.
+  uint64_t codeFingerprint() const;
 
   /// Checks `args` against the signature, then runs the grid to
   /// completion. Arguments are every tensor and run-time scalar parameter,

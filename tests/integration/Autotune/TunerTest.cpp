@@ -1,0 +1,221 @@
+//===- TunerTest.cpp - The tuner end to end on cpu ------------------------===//
+//
+// Real compilation, correctness checks against the default configuration,
+// steady-clock timing and the persistent cache, on small problems so that
+// the suite stays fast. Each test has its own cache directory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/autotune/Tuner.h"
+#include "tessera/autotune/Inputs.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+using namespace tessera;
+using namespace tessera::autotune;
+
+namespace {
+
+std::string kernelsDir() {
+  const char *src = std::getenv("TESSERA_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/kernels_dsl";
+}
+
+/// A fresh, empty cache directory for one test.
+std::string freshCacheDir(const std::string &name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("tessera-tuner-test-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+TuneOptions fastOptions(const std::string &cacheDir, int64_t budget) {
+  TuneOptions o;
+  o.cacheDir = cacheDir;
+  o.budget.evaluations = budget;
+  o.measure.maxSeconds = 0.05;
+  o.measure.minSamples = 3;
+  o.measure.maxSamples = 20;
+  o.remeasureTop = 2;
+  return o;
+}
+
+Runtime &runtime() {
+  static Runtime rt;
+  return rt;
+}
+
+TEST(Tuner, GemmOnCpuTunesStoresAndHitsTheCache) {
+  Runtime &rt = runtime();
+  auto prog = rt.loadFile(kernelsDir() + "/gemm.tile");
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  const KernelInfo *info = (*prog)->findKernel("gemm");
+  ASSERT_NE(info, nullptr);
+  // C[M, N] = A[A_rows, A_cols] @ B[B_rows, B_cols] (no transposes).
+  auto args = generateArgs(*info,
+                           {{"M", 96},
+                            {"N", 80},
+                            {"A_rows", 96},
+                            {"A_cols", 64},
+                            {"B_rows", 64},
+                            {"B_cols", 80}},
+                           "");
+  ASSERT_TRUE(args.ok()) << args.status().toString();
+  std::string dir = freshCacheDir("gemm");
+  Tuner tuner(rt, *prog, "gemm", fastOptions(dir, 6));
+  auto r = tuner.tune(args->args);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_FALSE(r->fromCache);
+  EXPECT_EQ(r->evaluated, 6u);
+  EXPECT_GT(r->bestStats.medianMs, 0);
+  EXPECT_EQ(r->key.keyValues.at("M"), "96");
+  EXPECT_EQ(r->key.keyValues.at("dtype:A"), "f32");
+  ASSERT_EQ(r->best.size(), info->autotune->space.size());
+
+  // A second tuner (as a second process would) finds the record.
+  Tuner again(rt, *prog, "gemm", fastOptions(dir, 6));
+  auto t0 = std::chrono::steady_clock::now();
+  auto r2 = again.tune(args->args);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - t0)
+                  .count();
+  ASSERT_TRUE(r2.ok()) << r2.status().toString();
+  EXPECT_TRUE(r2->fromCache);
+  EXPECT_EQ(r2->best, r->best);
+  std::printf("cache hit through Tuner::tune: %.3f ms\n", ms);
+
+  // TunedKernel launches the stored configuration; after the first launch
+  // the lookup is in process.
+  TunedKernelOptions ko;
+  ko.tune = fastOptions(dir, 6);
+  ko.onMiss = MissPolicy::Default;
+  auto tk = TunedKernel::create(rt, *prog, "gemm", ko);
+  ASSERT_TRUE(tk.ok()) << tk.status().toString();
+  auto how = (*tk)->resolve(args->args);
+  ASSERT_TRUE(how.ok()) << how.status().toString();
+  EXPECT_EQ(how->second, "cache");
+  for (const auto &[name, value] : r->best)
+    EXPECT_EQ(how->first.at(name).toString(), value) << name;
+  ASSERT_TRUE((*tk)->launch(args->args).isOk());
+  const int n = 10000;
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i)
+    ASSERT_TRUE((*tk)->resolve(args->args).ok());
+  double us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - t0)
+                  .count() /
+              n;
+  std::printf("in-process lookup after the first launch: %.2f us\n", us);
+  EXPECT_LT(us, 50.0);
+  std::filesystem::remove_all(dir);
+}
+
+// A configuration whose output differs from the default's is invalid
+// (never the winner), with the reason kept.
+TEST(Tuner, WrongAnswersInvalidateAConfiguration) {
+  Runtime &rt = runtime();
+  auto prog = rt.loadSource("scale.tile", R"(
+@kernel(grid=(cdiv(N, BLOCK),))
+@autotune(space=dict(BLOCK=[64, 128], SCALE=[1, 2]), key=["N"])
+def scale(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 64,
+          SCALE: constexpr = 1):
+    i = tile.program_id(0) * BLOCK
+    v = tile.load(x, offsets=(i,), shape=(BLOCK,))
+    tile.store(y, v * SCALE, offsets=(i,))
+)");
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  auto args = generateArgs(*(*prog)->findKernel("scale"), {{"N", 1000}}, "");
+  ASSERT_TRUE(args.ok());
+  std::string dir = freshCacheDir("wrong");
+  TuneOptions o = fastOptions(dir, 4);
+  o.strategy = "exhaustive";
+  auto r = Tuner(rt, *prog, "scale", o).tune(args->args);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->evaluated, 4u);
+  EXPECT_EQ(r->invalid, 2u);
+  EXPECT_EQ(r->best.at("SCALE"), "1");
+  int wrong = 0;
+  for (const EvaluatedConfig &e : r->record.evaluated)
+    if (e.config.at("SCALE") == "2") {
+      EXPECT_FALSE(e.stats);
+      EXPECT_NE(e.invalidReason.find("wrong result"), std::string::npos)
+          << e.invalidReason;
+      ++wrong;
+    }
+  EXPECT_EQ(wrong, 2);
+  std::filesystem::remove_all(dir);
+}
+
+// Editing the space keeps the kernel's identity: the evaluations still
+// inside the new space are reused, only the new configurations run.
+TEST(Tuner, SpaceEditReusesStoredEvaluations) {
+  Runtime &rt = runtime();
+  auto source = [](const char *blocks) {
+    return std::string("@kernel(grid=(cdiv(N, BLOCK),))\n@autotune(space=dict("
+                       "BLOCK=") +
+           blocks + R"(), key=["N"])
+def copy(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 128):
+    i = tile.program_id(0) * BLOCK
+    tile.store(y, tile.load(x, offsets=(i,), shape=(BLOCK,)), offsets=(i,))
+)";
+  };
+  auto v1 = rt.loadSource("copy.tile", source("[64, 128]"));
+  auto v2 = rt.loadSource("copy.tile", source("[64, 128, 256]"));
+  ASSERT_TRUE(v1.ok() && v2.ok());
+  EXPECT_EQ(kernelIdentityHash(**v1, "copy"), kernelIdentityHash(**v2, "copy"));
+  auto args = generateArgs(*(*v1)->findKernel("copy"), {{"N", 4096}}, "");
+  ASSERT_TRUE(args.ok());
+  std::string dir = freshCacheDir("edit");
+  TuneOptions o = fastOptions(dir, 8);
+  o.strategy = "exhaustive";
+  auto r1 = Tuner(rt, *v1, "copy", o).tune(args->args);
+  ASSERT_TRUE(r1.ok()) << r1.status().toString();
+  EXPECT_EQ(r1->evaluated, 2u);
+  auto r2 = Tuner(rt, *v2, "copy", o).tune(args->args, /*force=*/true);
+  ASSERT_TRUE(r2.ok()) << r2.status().toString();
+  EXPECT_EQ(r2->reused, 2u);
+  EXPECT_EQ(r2->evaluated, 3u);
+  EXPECT_EQ(r2->record.evaluated.size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Tuner, MissPoliciesAndSimRefusal) {
+  Runtime &rt = runtime();
+  auto prog = rt.loadFile(kernelsDir() + "/vector_ops.tile");
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  const KernelInfo *info = (*prog)->findKernel("axpy");
+  std::string dir = freshCacheDir("policy");
+  auto tuned = generateArgs(*info, {{"N", 4096}}, "");
+  auto other = generateArgs(*info, {{"N", 5000}}, "");
+  ASSERT_TRUE(tuned.ok() && other.ok());
+  TuneOptions o = fastOptions(dir, 3);
+  ASSERT_TRUE(Tuner(rt, *prog, "axpy", o).tune(tuned->args).ok());
+
+  for (auto [policy, expected] : {std::pair{MissPolicy::Nearest, "nearest"},
+                                  std::pair{MissPolicy::Default, "default"}}) {
+    TunedKernelOptions ko;
+    ko.tune = o;
+    ko.onMiss = policy;
+    auto tk = TunedKernel::create(rt, *prog, "axpy", ko);
+    ASSERT_TRUE(tk.ok());
+    auto how = (*tk)->resolve(other->args);
+    ASSERT_TRUE(how.ok()) << how.status().toString();
+    EXPECT_EQ(how->second, expected);
+    EXPECT_EQ((*tk)->resolve(tuned->args)->second, "cache");
+  }
+  TuneOptions s = o;
+  s.device = DeviceKind::Sim;
+  auto refused = Tuner(rt, *prog, "axpy", s).tune(tuned->args);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("refuses to tune"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
