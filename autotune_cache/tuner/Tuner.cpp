@@ -197,10 +197,9 @@ StatusOr<TimingStats> measure(Kernel &k, const std::vector<Arg> &args,
   std::vector<double> samples;
   Clock::time_point t0 = Clock::now();
   while (true) {
-    Clock::time_point s = Clock::now();
-    TESSERA_RETURN_IF_ERROR(k.launch(args));
-    samples.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    TESSERA_ASSIGN_OR_RETURN(double ms,
+                             k.launchTimed(args, {}, /*flushCaches=*/true));
+    samples.push_back(ms);
     int n = int(samples.size());
     if (n >= m.maxSamples || secondsSince(t0) >= m.maxSeconds)
       break;
@@ -210,9 +209,13 @@ StatusOr<TimingStats> measure(Kernel &k, const std::vector<Arg> &args,
         break;
     }
   }
-  return statsOf(samples, std::string(deviceKindName(device)) +
-                              ": steady_clock around each whole-grid "
-                              "launch, median");
+  return statsOf(samples,
+                 device == DeviceKind::Cuda
+                     ? "cuda: events around each launch, L2 flushed "
+                       "before it, median"
+                     : std::string(deviceKindName(device)) +
+                           ": steady_clock around each whole-grid launch, "
+                           "median");
 }
 
 std::string firstLine(const std::string &s) {
@@ -590,7 +593,9 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
       CompileOptions o = base;
       for (auto &[n, v] : configConstants(space, c))
         o.constants[n] = v;
-      jobs.push_back(std::async(std::launch::async, [this, o] {
+      // One thread: compile in this one, when the result is needed.
+      auto policy = threads == 1 ? std::launch::deferred : std::launch::async;
+      jobs.push_back(std::async(policy, [this, o] {
         return rt_.compile(*program_, kernel_, o, opts_.device);
       }));
     }

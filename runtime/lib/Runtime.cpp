@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -144,6 +145,22 @@ struct Runtime::Impl {
       return cudaStatus;
     return cudaDevice.get();
   }
+  /// A buffer the size of the device's L2 cache, rewritten before a timed
+  /// launch so that the kernel starts with a cold cache (declared after
+  /// the device: released before it).
+  std::mutex flushMutex;
+  std::optional<cuda::DeviceBuffer> l2Flush;
+  uint8_t flushValue = 0;
+  Status flushL2(cuda::CudaDevice *dev) {
+    std::lock_guard<std::mutex> lock(flushMutex);
+    size_t bytes = size_t(std::max<int64_t>(dev->properties().l2CacheBytes,
+                                            int64_t(1) << 20));
+    if (!l2Flush) {
+      TESSERA_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, dev->allocate(bytes));
+      l2Flush = std::move(b);
+    }
+    return dev->fill(l2Flush->address(), ++flushValue, bytes);
+  }
 };
 
 namespace {
@@ -199,7 +216,10 @@ struct Kernel::Impl {
   uint64_t fingerprint = 0;
   struct Checked;
   Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
-  Status launchCuda(const std::vector<Arg> &args, const Checked &c);
+  /// With `ms`, the kernel alone is timed with CUDA events (after an L2
+  /// flush when `flush`).
+  Status launchCuda(const std::vector<Arg> &args, const Checked &c,
+                    double *ms = nullptr, bool flush = false);
   /// The kernel's argument slots: tensors as (allocated, aligned, offset,
   /// sizes..., strides...), absent ones omitted -- for a CUDA C++ kernel a
   /// tensor is one pointer (null when absent) -- and scalars as one slot
@@ -211,6 +231,9 @@ struct Kernel::Impl {
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
+  /// Kernel::launch; with `ms` also the time (see Kernel::launchTimed).
+  Status launch(const std::vector<Arg> &args, const LaunchOptions &opts,
+                double *ms, bool flush);
 };
 
 namespace {
@@ -396,7 +419,7 @@ std::pair<int64_t, int64_t> touchedRange(const TensorView &t) {
 } // namespace
 
 Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
-                                const Checked &c) {
+                                const Checked &c, double *ms, bool flush) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   if (c.grid[0] > std::numeric_limits<int32_t>::max() || c.grid[1] > 65535 ||
       c.grid[2] > 65535)
@@ -453,9 +476,26 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
   if (cudaSource)
     block = {unsigned(cudaBlock[0]), unsigned(cudaBlock[1]),
              unsigned(cudaBlock[2])};
+  std::optional<cuda::CudaEvent> start, end;
+  if (ms) {
+    if (flush)
+      TESSERA_RETURN_IF_ERROR(rt->flushL2(dev));
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent s, dev->createEvent());
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent e, dev->createEvent());
+    start = std::move(s);
+    end = std::move(e);
+    TESSERA_RETURN_IF_ERROR(start->record());
+  }
   TESSERA_RETURN_IF_ERROR(dev->launch(exe->function, grid, block,
                                       unsigned(exe->sharedBytes), nullptr,
                                       params.data()));
+  if (ms) {
+    TESSERA_RETURN_IF_ERROR(end->record());
+    TESSERA_RETURN_IF_ERROR(end->synchronize());
+    TESSERA_ASSIGN_OR_RETURN(float elapsed,
+                             cuda::CudaEvent::elapsedMs(*start, *end));
+    *ms = elapsed;
+  }
   TESSERA_RETURN_IF_ERROR(dev->synchronize());
   for (Staged &st : staged)
     if (st.bytes)
@@ -678,16 +718,39 @@ Kernel::Impl::flattenArgs(const std::vector<Arg> &args) const {
 }
 
 Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
+  return impl_->launch(args, opts, nullptr, false);
+}
+
+StatusOr<double> Kernel::launchTimed(const std::vector<Arg> &args,
+                                     const LaunchOptions &opts,
+                                     bool flushCaches) {
+  double ms = 0;
+  TESSERA_RETURN_IF_ERROR(impl_->launch(args, opts, &ms, flushCaches));
+  return ms;
+}
+
+Status Kernel::Impl::launch(const std::vector<Arg> &args,
+                            const LaunchOptions &opts, double *ms,
+                            bool flush) {
+  Kernel::Impl *impl_ = this;
   TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
   int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   if (total == 0)
     return Status::ok(); // An empty grid is a no-op.
 
   if (impl_->device == DeviceKind::Cuda)
-    return impl_->launchCuda(args, c);
+    return impl_->launchCuda(args, c, ms, flush);
+  auto t0 = std::chrono::steady_clock::now();
+  auto timed = [&](Status s) {
+    if (ms && s.isOk())
+      *ms = std::chrono::duration<double, std::milli>(
+                std::chrono::steady_clock::now() - t0)
+                .count();
+    return s;
+  };
   std::vector<int64_t> slots = impl_->flattenArgs(args);
   if (impl_->device == DeviceKind::Sim)
-    return impl_->launchSim(slots, c);
+    return timed(impl_->launchSim(slots, c));
   TESSERA_ASSIGN_OR_RETURN(auto exe, impl_->variant(c.unitMask, c.absentMask));
   std::vector<void *> ptrs(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
@@ -700,7 +763,7 @@ Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
   void **argv = ptrs.data();
   pool.parallelFor(total, grain,
                    [&](int64_t b, int64_t en) { e->run(argv, b, en, grid); });
-  return Status::ok();
+  return timed(Status::ok());
 }
 
 //===----------------------------------------------------------------------===//

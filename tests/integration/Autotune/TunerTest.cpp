@@ -45,9 +45,11 @@ TuneOptions fastOptions(const std::string &cacheDir, int64_t budget) {
   return o;
 }
 
+/// Never destroyed: a Runtime destroyed during static destruction would
+/// tear down its JIT engines after LLVM's own statics are gone.
 Runtime &runtime() {
-  static Runtime rt;
-  return rt;
+  static Runtime *rt = new Runtime();
+  return *rt;
 }
 
 TEST(Tuner, GemmOnCpuTunesStoresAndHitsTheCache) {

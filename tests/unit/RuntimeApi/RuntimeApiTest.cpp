@@ -57,6 +57,42 @@ TEST(RuntimeApi, LaunchComputes) {
     EXPECT_EQ(y[i], 2.0f * i);
 }
 
+// launchTimed runs the kernel like launch() and reports its time: the whole
+// grid on cpu and sim; on cuda the kernel alone between CUDA events, after
+// an L2 flush (skipped without a GPU).
+TEST(RuntimeApi, LaunchTimedComputesAndReportsTheTime) {
+  auto prog = rt().loadSource("test.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Sim, DeviceKind::Cuda}) {
+    auto k = rt().compile(**prog, "scale", {}, d);
+    if (!k.ok()) {
+      ASSERT_EQ(d, DeviceKind::Cuda) << k.status().toString();
+      EXPECT_EQ(k.status().code(), StatusCode::kUnavailable);
+      continue;
+    }
+    std::vector<float> x(1000), y(1000, -1);
+    for (int i = 0; i < 1000; ++i)
+      x[i] = float(i);
+    for (bool flush : {false, true}) {
+      auto ms = (*k)->launchTimed(
+          {TensorView::contiguous(x.data(), DType::F32, {1000}),
+           TensorView::contiguous(y.data(), DType::F32, {1000}), Arg(3.0)},
+          {}, flush);
+      ASSERT_TRUE(ms.ok()) << deviceKindName(d) << ": "
+                           << ms.status().toString();
+      EXPECT_GT(*ms, 0.0) << deviceKindName(d);
+      EXPECT_LT(*ms, 60000.0) << deviceKindName(d);
+      for (int i = 0; i < 1000; ++i)
+        ASSERT_EQ(y[i], 3.0f * float(i)) << deviceKindName(d) << " " << i;
+    }
+    // Bad arguments are reported as by launch().
+    auto bad = (*k)->launchTimed(
+        {TensorView::contiguous(x.data(), DType::F16, {1000}),
+         TensorView::contiguous(y.data(), DType::F32, {1000}), Arg(3.0)});
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(RuntimeApi, CompileCacheHitsReturnTheSameKernel) {
   auto prog = rt().loadSource("cache.tile", kSource);
   ASSERT_TRUE(prog.ok());

@@ -307,13 +307,13 @@ StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
     return internalError("lowered module has no '%s'", function.c_str());
   std::unique_ptr<JitFunction> k(new JitFunction());
   k->nargs = fn.getNumArguments();
-  TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
-  // ExecutionEngineOptions::transformer is a function_ref: keep the
-  // std::function alive until ExecutionEngine::create has used it.
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      optimizingTransformer(tm.get());
+  TESSERA_ASSIGN_OR_RETURN(k->tm, hostTargetMachine());
+  // ExecutionEngineOptions::transformer is a function_ref: the
+  // std::function it refers to lives as long as the engine (which calls it
+  // again when it is destroyed).
+  k->transformer = optimizingTransformer(k->tm.get());
   ExecutionEngineOptions opts;
-  opts.transformer = transformer;
+  opts.transformer = k->transformer;
   opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // No debugger/profiler registration of every JIT'd object by default.
   opts.enableGDBNotificationListener = false;

@@ -160,6 +160,16 @@ public:
   /// in declaration order (constexprs are not passed).
   Status launch(const std::vector<Arg> &args, const LaunchOptions &opts = {});
 
+  /// Launches like launch() and returns the time of the kernel itself, in
+  /// milliseconds: on `cuda` between CUDA events recorded around the kernel
+  /// alone (host-tensor copies excluded), after rewriting a buffer the size
+  /// of the L2 cache when `flushCaches` so that the kernel starts cold; on
+  /// `cpu` and `sim` the steady-clock time of the whole grid (no cache
+  /// flush).
+  StatusOr<double> launchTimed(const std::vector<Arg> &args,
+                               const LaunchOptions &opts = {},
+                               bool flushCaches = true);
+
   /// Only the launch-time checks; returns the grid that would run.
   StatusOr<std::array<int64_t, 3>> check(const std::vector<Arg> &args,
                                          const LaunchOptions &opts = {}) const;

@@ -13,6 +13,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/Support/Error.h"
+
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +24,10 @@
 namespace mlir {
 class ExecutionEngine;
 }
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
 
 namespace tessera::cpu {
 
@@ -52,6 +59,12 @@ public:
 
 private:
   JitFunction() = default;
+  // The engine keeps using the IR transformer (and through it the target
+  // machine) after creation -- its destructor compiles the module that
+  // runs the deinitialisers -- so both outlive it (members are destroyed in
+  // reverse order).
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::function<llvm::Error(llvm::Module *)> transformer;
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*fn)(void **) = nullptr;
   size_t nargs = 0;
