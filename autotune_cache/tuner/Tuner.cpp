@@ -369,6 +369,15 @@ DeviceId autotune::deviceId(Runtime &rt, DeviceKind kind) {
   return d;
 }
 
+std::string autotune::cacheDirectory(const KernelInfo &info,
+                                     const TuneOptions &options) {
+  if (!options.cacheDir.empty())
+    return options.cacheDir;
+  if (info.autotune && !info.autotune->cache.empty())
+    return info.autotune->cache;
+  return "";
+}
+
 std::optional<MissPolicy> autotune::parseMissPolicy(std::string_view name) {
   if (name == "tune")
     return MissPolicy::Tune;
@@ -401,7 +410,8 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
   TESSERA_ASSIGN_OR_RETURN(Space space, kernelSpace(*program_, kernel_));
   TESSERA_ASSIGN_OR_RETURN(auto keyValues,
                            launchKey(*info, args, opts_.precision));
-  TESSERA_ASSIGN_OR_RETURN(auto cache, TuningCache::open(opts_.cacheDir));
+  TESSERA_ASSIGN_OR_RETURN(auto cache,
+                           TuningCache::open(cacheDirectory(*info, opts_)));
 
   TuneResult result;
   result.key.kernel = kernel_;
@@ -477,6 +487,22 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
         reference = scratch.values();
     }
   }
+
+  // What rules a configuration out before compiling it: on GPU targets a
+  // block of more than 1024 threads. (Shared memory over the target's
+  // limit is found by the GPU lowering, which computes it per
+  // configuration, and reported as RESOURCE_EXHAUSTED.)
+  auto prune = [&](const std::map<std::string, ConstValue> &c) -> Status {
+    if (opts_.device == DeviceKind::Cpu)
+      return Status::ok();
+    auto w = c.find("num_warps");
+    if (w != c.end() && w->second.isInt() && w->second.getInt() * 32 > 1024)
+      return Status(StatusCode::kResourceExhausted,
+                    "num_warps=" + std::to_string(w->second.getInt()) +
+                        " gives " + std::to_string(w->second.getInt() * 32) +
+                        " threads per block; the limit is 1024");
+    return Status::ok();
+  };
 
   std::vector<EvaluatedConfig> evaluations;
   std::set<uint64_t> seen;
@@ -595,7 +621,10 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
         o.constants[n] = v;
       // One thread: compile in this one, when the result is needed.
       auto policy = threads == 1 ? std::launch::deferred : std::launch::async;
-      jobs.push_back(std::async(policy, [this, o] {
+      Status early = prune(o.constants);
+      jobs.push_back(std::async(policy, [this, o, early] {
+        if (!early.isOk())
+          return StatusOr<std::shared_ptr<Kernel>>(early);
         return rt_.compile(*program_, kernel_, o, opts_.device);
       }));
     }
@@ -692,7 +721,8 @@ TunedKernel::create(Runtime &rt, std::shared_ptr<Program> program,
   std::shared_ptr<TunedKernel> k(
       new TunedKernel(rt, std::move(program), std::move(kernel), options));
   k->info_ = info;
-  TESSERA_ASSIGN_OR_RETURN(k->cache_, TuningCache::open(options.tune.cacheDir));
+  TESSERA_ASSIGN_OR_RETURN(
+      k->cache_, TuningCache::open(cacheDirectory(*info, options.tune)));
   return k;
 }
 

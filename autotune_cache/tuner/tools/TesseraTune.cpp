@@ -230,6 +230,10 @@ int main(int argc, char **argv) {
   CLI::App *imp =
       cache->add_subcommand("import", "Merge an exported file into the cache");
   imp->add_option("file", path)->required();
+  CLI::App *merge = cache->add_subcommand(
+      "merge", "Merge another cache directory (or exported file) into this "
+               "one");
+  merge->add_option("source", path)->required();
 
   CLI11_PARSE(app, argc, argv);
 
@@ -292,7 +296,7 @@ int main(int argc, char **argv) {
       Status st = (*c)->exportTo(path, kernelFilter);
       if (!st.isOk())
         return fail(st);
-    } else if (*imp) {
+    } else if (*imp || *merge) {
       auto n = (*c)->importFrom(path);
       if (!n.ok())
         return fail(n.status());

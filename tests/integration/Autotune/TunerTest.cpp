@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
 
 using namespace tessera;
 using namespace tessera::autotune;
@@ -219,5 +221,89 @@ TEST(Tuner, MissPoliciesAndSimRefusal) {
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// A configuration that does not compile is invalid with the compiler's
+// message as its reason, and the search goes on; on a GPU target a block
+// of more than 1024 threads is ruled out before compiling.
+TEST(Tuner, ConfigurationsThatDoNotCompileAreInvalidWithTheReason) {
+  Runtime &rt = runtime();
+  auto prog = rt.loadSource("bad.tile", R"(
+@kernel(grid=(cdiv(N, 64),))
+@autotune(space=dict(BLOCK=[64, 0, 32]), key=["N"])
+def copy(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 64):
+    i = tile.program_id(0) * 64
+    v = tile.load(x, offsets=(i,), shape=(BLOCK,))
+    tile.store(y, v, offsets=(i,), mask=tile.arange(0, BLOCK) < 64)
+)");
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  auto args = generateArgs(*(*prog)->findKernel("copy"), {{"N", 640}}, "");
+  ASSERT_TRUE(args.ok());
+  std::string dir = freshCacheDir("prune");
+  TuneOptions o = fastOptions(dir, 3);
+  o.strategy = "exhaustive";
+  auto r = Tuner(rt, *prog, "copy", o).tune(args->args);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->evaluated, 3u);
+  EXPECT_GE(r->invalid, 1u);
+  EXPECT_NE(r->best.at("BLOCK"), "0");
+  bool found = false;
+  for (const EvaluatedConfig &e : r->record.evaluated)
+    if (e.config.at("BLOCK") == "0") {
+      found = true;
+      EXPECT_FALSE(e.stats);
+      EXPECT_NE(e.invalidReason.find("non-positive dimension"),
+                std::string::npos)
+          << e.invalidReason;
+    }
+  EXPECT_TRUE(found);
+  std::filesystem::remove_all(dir);
+}
+
+#ifdef TESSERA_TUNE_BINARY
+// tessera-tune warmup: every entry tuned, then a second run answers every
+// entry from the cache in well under a second each (what a resumed,
+// interrupted warmup does with the entries it had finished).
+TEST(Tuner, WarmupManifestTunesThenResumesFromTheCache) {
+  std::string dir = freshCacheDir("warmup");
+  std::string manifest = dir + "/manifest.json";
+  {
+    std::ofstream m(manifest);
+    m << R"({"version": 1, "entries": [
+      {"file": ")"
+      << kernelsDir() << R"(/vector_ops.tile", "kernel": "axpy",
+       "device": "cpu", "budget": 3,
+       "shapes": [{"N": 4096}, {"N": 100000}]},
+      {"file": ")"
+      << kernelsDir() << R"(/stream.tile", "kernel": "triad",
+       "device": "cpu", "budget": 3, "shapes": [{"N": 50000}]}]})";
+  }
+  std::string cmd = std::string(TESSERA_TUNE_BINARY) + " --cache-dir " +
+                    dir + "/cache warmup " + manifest + " > " + dir +
+                    "/out.txt 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           t0)
+                 .count();
+  std::ifstream out(dir + "/out.txt");
+  std::string text((std::istreambuf_iterator<char>(out)),
+                   std::istreambuf_iterator<char>());
+  size_t cached = 0;
+  for (size_t p = text.find("(cached)"); p != std::string::npos;
+       p = text.find("(cached)", p + 1))
+    ++cached;
+  EXPECT_EQ(cached, 3u) << text;
+  std::printf("warmup of 3 cached entries: %.3f s (process included)\n", s);
+  EXPECT_LT(s, 3.0);
+  // A bad manifest is a clear error, not a crash.
+  std::ofstream(dir + "/bad.json") << "{\"entries\": [{\"file\": 3}]}";
+  std::string bad = std::string(TESSERA_TUNE_BINARY) + " --cache-dir " + dir +
+                    "/cache warmup " + dir + "/bad.json > /dev/null 2>&1";
+  int rc = std::system(bad.c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 } // namespace

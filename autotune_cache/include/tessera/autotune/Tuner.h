@@ -97,6 +97,11 @@ StatusOr<std::map<std::string, std::string>>
 launchKey(const KernelInfo &info, const std::vector<Arg> &args,
           const std::string &precision);
 
+/// The tuning cache directory for `info`: TuneOptions::cacheDir if set,
+/// else the kernel's `@autotune(cache="DIR")` (a path, relative to the
+/// working directory), else "" (TuningCache's default).
+std::string cacheDirectory(const KernelInfo &info, const TuneOptions &options);
+
 /// The device the records are keyed by.
 DeviceId deviceId(Runtime &rt, DeviceKind kind);
 
