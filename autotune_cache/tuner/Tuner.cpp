@@ -339,32 +339,10 @@ autotune::launchKey(const KernelInfo &info, const std::vector<Arg> &args,
 DeviceId autotune::deviceId(Runtime &rt, DeviceKind kind) {
   DeviceId d;
   d.kind = deviceKindName(kind);
-  if (kind == DeviceKind::Cpu || kind == DeviceKind::Sim) {
-    // The host CPU model and its thread count.
-    std::string model = "unknown CPU";
-    if (FILE *f = std::fopen("/proc/cpuinfo", "r")) {
-      char line[512];
-      while (std::fgets(line, sizeof(line), f))
-        if (std::strncmp(line, "model name", 10) == 0) {
-          const char *c = std::strchr(line, ':');
-          if (c) {
-            model = c + 1;
-            while (!model.empty() && (model.front() == ' '))
-              model.erase(model.begin());
-            while (!model.empty() &&
-                   (model.back() == '\n' || model.back() == ' '))
-              model.pop_back();
-          }
-          break;
-        }
-      std::fclose(f);
-    }
-    d.name = model;
-    d.arch = "host";
-    d.smCount = int(rt.numThreads());
-  } else {
-    d.name = "cuda";
-    d.arch = "";
+  if (auto info = rt.deviceInfo(kind); info.ok()) {
+    d.name = info->name;
+    d.arch = info->arch;
+    d.smCount = info->computeUnits;
   }
   return d;
 }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
@@ -803,6 +804,44 @@ Status Runtime::deviceStatus(DeviceKind kind) const {
   }
   }
   return internalError("unknown device");
+}
+
+StatusOr<DeviceInfo> Runtime::deviceInfo(DeviceKind kind) const {
+  TESSERA_RETURN_IF_ERROR(deviceStatus(kind));
+  DeviceInfo d;
+  d.kind = kind;
+  if (kind == DeviceKind::Cuda) {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, impl_->cuda());
+    const cuda::CudaDeviceProperties &p = dev->properties();
+    d.name = p.name;
+    d.arch = p.archName();
+    d.computeUnits = p.smCount;
+    d.l2CacheBytes = p.l2CacheBytes;
+    d.maxSharedPerBlock = p.maxSharedPerBlockOptin;
+    d.clockMHz = p.clockRateKHz / 1000;
+    d.memoryClockMHz = p.memoryClockRateKHz / 1000;
+    d.memoryBusWidthBits = p.memoryBusWidthBits;
+    return d;
+  }
+  d.name = "unknown CPU";
+  if (std::FILE *f = std::fopen("/proc/cpuinfo", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof(line), f))
+      if (std::strncmp(line, "model name", 10) == 0) {
+        if (const char *c = std::strchr(line, ':')) {
+          std::string m = c + 1;
+          size_t b = m.find_first_not_of(" \t");
+          size_t e = m.find_last_not_of(" \t\n");
+          if (b != std::string::npos && e != std::string::npos)
+            d.name = m.substr(b, e - b + 1);
+        }
+        break;
+      }
+    std::fclose(f);
+  }
+  d.arch = "host";
+  d.computeUnits = int(impl_->pool.size());
+  return d;
 }
 
 StatusOr<std::shared_ptr<Kernel>>

@@ -213,6 +213,23 @@ struct CudaKernelSource {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+/// What a device is, for keys (tuning records) and reports.
+struct DeviceInfo {
+  DeviceKind kind = DeviceKind::Cpu;
+  /// "NVIDIA H100 80GB HBM3", or the host CPU's model name.
+  std::string name;
+  /// "sm_90a" on cuda; "host" on cpu and sim.
+  std::string arch;
+  /// Streaming multiprocessors on cuda; the runtime's threads on cpu/sim.
+  int computeUnits = 0;
+  /// cuda only (0 elsewhere).
+  int64_t l2CacheBytes = 0;
+  int64_t maxSharedPerBlock = 0;
+  int clockMHz = 0;
+  int memoryClockMHz = 0;
+  int memoryBusWidthBits = 0;
+};
+
 struct RuntimeOptions {
   /// Threads for CPU launches; 0 means all hardware threads.
   unsigned numThreads = 0;
@@ -268,6 +285,8 @@ public:
   /// OK if `kind` can run kernels here; otherwise Unavailable (no driver or
   /// no device) or Unimplemented, with the reason.
   Status deviceStatus(DeviceKind kind) const;
+  /// What device `kind` is (its status when it cannot be used).
+  StatusOr<DeviceInfo> deviceInfo(DeviceKind kind) const;
 
   /// Compiles (or fetches from the in-process cache) kernel `kernel` of
   /// `program`. The same source + specialisation + device compiles once.
