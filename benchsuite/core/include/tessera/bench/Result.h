@@ -1,0 +1,123 @@
+//===- Result.h - Benchmark results and their JSON schema -------*- C++ -*-===//
+//
+// The results of one tessera-bench run and their JSON form (schema version 1,
+// documented field by field in docs/bench-json.md). Every sample is kept.
+// JSON types stay out of this header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BENCH_RESULT_H
+#define TESSERA_BENCH_RESULT_H
+
+#include "tessera/Support/Status.h"
+#include "tessera/bench/Counting.h"
+#include "tessera/bench/Stats.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::bench {
+
+/// The schema version this library writes and reads.
+inline constexpr int kSchemaVersion = 1;
+
+/// Compile time per stage and tuning time, in ms (0 = not run / not measured).
+struct CompileTimesMs {
+  double parse = 0, sema = 0, tilePasses = 0, lowering = 0, codegen = 0,
+         ptx = 0, cubin = 0, tuning = 0;
+  /// Sum of the compile stages (tuning excluded).
+  double total() const {
+    return parse + sema + tilePasses + lowering + codegen + ptx + cubin;
+  }
+  bool operator==(const CompileTimesMs &) const = default;
+};
+
+struct CaseResult {
+  std::string suite, kernel,
+      name; ///< "gemm", "gemm", "gemm f16 4096x4096x4096"
+  std::string device, precision;
+  std::map<std::string, std::string>
+      params; ///< "M":"4096", "pattern":"strided_2"
+  std::map<std::string, std::string> config; ///< chosen tuning config
+  std::string configSource; ///< cache | tuned | default | nearest
+  /// Validation failed (or compile/launch failed): passed = false, `failure`
+  /// says why, and no speed field (samples, stats, stopReason, tflops, gbs,
+  /// rooflineEfficiency, baseline speedup) may be set.
+  bool passed = false;
+  std::string failure;
+  double maxAbsError = 0, maxRelError = 0;
+  std::vector<double> samples; ///< ms, in the order taken
+  SampleStats stats;
+  std::string stopReason;
+  Work work;
+  double tflops = 0, gbs = 0;
+  std::optional<double> rooflineEfficiency; ///< 0..1
+  std::string computePath;                  ///< computePathName(), "" = n/a
+  CompileTimesMs compile;
+  struct Baseline {
+    std::string name; ///< e.g. "cuBLAS", "OpenBLAS"
+    SampleStats stats;
+    std::vector<double> samples;
+    double speedup = 0; ///< baseline median / tessera median
+    bool operator==(const Baseline &) const = default;
+  };
+  std::optional<Baseline> baseline;
+  std::map<std::string, double>
+      resources; ///< registers, sharedBytes, occupancy...
+  bool operator==(const CaseResult &) const = default;
+};
+
+struct RunHeader {
+  int schemaVersion = kSchemaVersion;
+  std::string tool = "tessera-bench", compilerVersion, gitRevision, commandLine;
+  std::string startedAt; ///< ISO 8601 UTC, e.g. "2026-11-22T10:31:07Z"
+  std::map<std::string, std::string>
+      machine; ///< hostname, cpu, cores, memory, os
+  std::map<std::string, std::string> device; ///< kind, name, arch, ...
+  std::map<std::string, double> peaks;       ///< see peaksToMap()
+  bool operator==(const RunHeader &) const = default;
+};
+
+struct RunResult {
+  RunHeader header;
+  std::vector<CaseResult> cases;
+  bool operator==(const RunResult &) const = default;
+};
+
+/// Checks the invariants the schema demands: a failed case has a failure text
+/// and no speed fields; a passed case has samples whose count matches its
+/// stats; every number is finite. INVALID_ARGUMENT naming the case.
+Status validate(const RunResult &run);
+
+/// The run as pretty-printed JSON (schema version 1). Speed fields of a failed
+/// case are never written.
+std::string toJson(const RunResult &run);
+
+/// Parses and validates a schema-version-1 document: DATA_LOSS for text that
+/// is not JSON (e.g. a truncated file), INVALID_ARGUMENT for a wrong
+/// schemaVersion, a missing required field, a field of the wrong type or a
+/// failed case with speed fields; messages start with `nameForErrors` and
+/// give the JSON path.
+StatusOr<RunResult> fromJson(std::string_view text,
+                             std::string_view nameForErrors);
+
+/// Reads and parses a result file (NOT_FOUND when it does not exist).
+StatusOr<RunResult> readResultFile(const std::string &path);
+
+/// Validates, then writes atomically: a temporary file in the same directory,
+/// flushed, then renamed over `path`.
+Status writeResultFile(const std::string &path, const RunResult &run);
+
+/// hostname, cpu (model name), cores (logical CPUs), memory (e.g. "125.8
+/// GiB"), os (sysname release machine).
+std::map<std::string, std::string> machineDescription();
+
+/// The current time as ISO 8601 UTC with seconds ("2026-11-22T10:31:07Z").
+std::string isoTimestampUtc();
+
+} // namespace tessera::bench
+
+#endif // TESSERA_BENCH_RESULT_H

@@ -1,0 +1,165 @@
+//===- Compare.cpp - Noise-aware comparison of two runs -------------------===//
+//
+// A change in a case's median counts only when it is larger than the
+// threshold and larger than the relative noise of both runs, noise being the
+// larger of the sample spread (rsd) and the uncertainty of the mean (95% CI
+// half-width over the mean). See docs/bench-json.md ("Compare").
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/bench/Compare.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+using namespace tessera;
+using namespace tessera::bench;
+
+namespace {
+using Key = std::tuple<std::string, std::string, std::string, std::string>;
+
+Key keyOf(const CaseResult &c) {
+  return {c.suite, c.name, c.device, c.precision};
+}
+} // namespace
+
+std::string_view tessera::bench::verdictName(CaseChange::Verdict verdict) {
+  switch (verdict) {
+  case CaseChange::Verdict::Same:
+    return "same";
+  case CaseChange::Verdict::Faster:
+    return "faster";
+  case CaseChange::Verdict::Slower:
+    return "slower";
+  case CaseChange::Verdict::Missing:
+    return "missing";
+  case CaseChange::Verdict::New:
+    return "new";
+  case CaseChange::Verdict::Failed:
+    return "FAILED";
+  case CaseChange::Verdict::Fixed:
+    return "fixed";
+  }
+  return "?";
+}
+
+double tessera::bench::relativeNoise(const SampleStats &stats) {
+  if (stats.count < 2 || stats.mean <= 0)
+    return 0;
+  return std::max(stats.rsd, stats.ci95HalfWidth() / stats.mean);
+}
+
+Comparison tessera::bench::compare(const RunResult &base, const RunResult &next,
+                                   double threshold) {
+  Comparison out;
+  out.threshold = threshold;
+  // The first case of each key wins; later duplicates are ignored.
+  std::map<Key, const CaseResult *> nextByKey;
+  for (const CaseResult &c : next.cases)
+    nextByKey.emplace(keyOf(c), &c);
+  // Show the device and precision only when the name alone is ambiguous.
+  std::map<std::pair<std::string, std::string>, int> nameUses;
+  {
+    std::set<Key> seen;
+    for (const RunResult *run : {&base, &next})
+      for (const CaseResult &c : run->cases)
+        if (seen.insert(keyOf(c)).second)
+          ++nameUses[{c.suite, c.name}];
+  }
+  auto label = [&](const CaseResult &c) {
+    if (nameUses[{c.suite, c.name}] > 1)
+      return c.name + " [" + c.device + ", " + c.precision + "]";
+    return c.name;
+  };
+  auto start = [&](const CaseResult &c) {
+    CaseChange ch;
+    ch.name = label(c);
+    ch.suite = c.suite;
+    ch.device = c.device;
+    ch.precision = c.precision;
+    return ch;
+  };
+
+  std::set<Key> matched;
+  for (const CaseResult &b : base.cases) {
+    Key key = keyOf(b);
+    if (!matched.insert(key).second)
+      continue;
+    CaseChange ch = start(b);
+    auto it = nextByKey.find(key);
+    if (it == nextByKey.end()) {
+      ch.verdict = CaseChange::Verdict::Missing;
+      if (b.passed)
+        ch.baseMedian = b.stats.median;
+      out.cases.push_back(std::move(ch));
+      continue;
+    }
+    const CaseResult &n = *it->second;
+    if (b.passed)
+      ch.baseMedian = b.stats.median;
+    if (n.passed)
+      ch.newMedian = n.stats.median;
+    if (!n.passed) {
+      ch.verdict = CaseChange::Verdict::Failed;
+      ch.detail = n.failure;
+      if (b.passed)
+        out.regressed = true;
+      out.cases.push_back(std::move(ch));
+      continue;
+    }
+    if (!b.passed) {
+      ch.verdict = CaseChange::Verdict::Fixed;
+      ch.detail = b.failure;
+      out.cases.push_back(std::move(ch));
+      continue;
+    }
+    ch.baseNoise = relativeNoise(b.stats);
+    ch.newNoise = relativeNoise(n.stats);
+    ch.noise = std::max(ch.baseNoise, ch.newNoise);
+    if (ch.baseMedian > 0) {
+      ch.change = ch.newMedian / ch.baseMedian - 1;
+      double mag = std::fabs(ch.change);
+      if (mag > threshold && mag > ch.noise)
+        ch.verdict = ch.change > 0 ? CaseChange::Verdict::Slower
+                                   : CaseChange::Verdict::Faster;
+    }
+    if (ch.verdict == CaseChange::Verdict::Slower)
+      out.regressed = true;
+    out.cases.push_back(std::move(ch));
+  }
+  for (const CaseResult &n : next.cases) {
+    Key key = keyOf(n);
+    if (!matched.insert(key).second)
+      continue;
+    CaseChange ch = start(n);
+    ch.verdict = CaseChange::Verdict::New;
+    if (n.passed)
+      ch.newMedian = n.stats.median;
+    else
+      ch.detail = n.failure;
+    out.cases.push_back(std::move(ch));
+  }
+  return out;
+}
+
+StatusOr<double> tessera::bench::parseThreshold(std::string_view text) {
+  std::string s(text);
+  while (!s.empty() && s.back() == ' ')
+    s.pop_back();
+  bool percent = !s.empty() && s.back() == '%';
+  if (percent)
+    s.pop_back();
+  if (s.empty())
+    return invalidArgument("threshold '%.*s': expected e.g. 5%% or 0.05",
+                           static_cast<int>(text.size()), text.data());
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v) || v < 0)
+    return invalidArgument("threshold '%.*s': expected e.g. 5%% or 0.05",
+                           static_cast<int>(text.size()), text.data());
+  return percent ? v / 100 : v;
+}
