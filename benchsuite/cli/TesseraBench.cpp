@@ -1,0 +1,295 @@
+//===- TesseraBench.cpp - tessera-bench: list, run, compare ---------------===//
+//
+//   tessera-bench list
+//   tessera-bench run [--suite S,...] [--device cpu|cuda|sim]
+//                     [--sizes quick|full] [--tune off|cached|on]
+//                     [--format table|json|csv|md] [--out FILE]
+//   tessera-bench compare BASE.json NEW.json [--threshold 5%]
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuPeak.h"
+#include "Suites.h"
+
+#include "tessera/bench/Compare.h"
+#include "tessera/bench/Format.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace tessera;
+using namespace tessera::bench;
+
+namespace {
+
+int fail(const std::string &what) {
+  std::fprintf(stderr, "tessera-bench: %s\n", what.c_str());
+  return 1;
+}
+
+std::vector<std::string> splitComma(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+std::string cacheRoot() {
+  if (const char *d = std::getenv("TESSERA_CACHE_DIR"); d && *d)
+    return d;
+  if (const char *h = std::getenv("HOME"); h && *h)
+    return std::string(h) + "/.cache/tessera";
+  return "";
+}
+
+/// The CPU peaks: measured once per machine (FMA throughput, STREAM triad)
+/// and cached under the cache directory.
+Peaks cpuPeaks(int threads) {
+  CpuPeaks p;
+  std::string root = cacheRoot();
+  std::string file =
+      root.empty() ? "" : root + "/cpu-peaks-" + std::to_string(threads);
+  bool cached = false;
+  if (!file.empty()) {
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    cached = in && fromCacheString(ss.str(), p) && p.threads == threads;
+  }
+  if (!cached) {
+    p = measureCpuPeaks(threads);
+    if (!file.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(root, ec);
+      std::ofstream(file) << toCacheString(p);
+    }
+  }
+  Peaks peaks;
+  peaks.tflops[ComputePath::Fp32] = p.fp32GflopsAllCores / 1000.0;
+  peaks.bandwidthGBs = p.triadGBs;
+  peaks.source = "measured on this machine: FP32 FMA throughput (" +
+                 std::to_string(threads) + " threads), STREAM triad";
+  return peaks;
+}
+
+std::string gitRevision() {
+#ifdef TESSERA_SOURCE_DIR_FOR_GIT
+  std::string cmd = std::string("git -C '") + TESSERA_SOURCE_DIR_FOR_GIT +
+                    "' rev-parse --short HEAD 2>/dev/null";
+  if (FILE *f = popen(cmd.c_str(), "r")) {
+    char buf[64] = {0};
+    std::string out = std::fgets(buf, sizeof(buf), f) ? buf : "";
+    pclose(f);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+      out.pop_back();
+    return out;
+  }
+#endif
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Tessera's benchmark suite"};
+  app.require_subcommand(1);
+  std::string kernelsDir = TESSERA_DEFAULT_KERNELS_DIR;
+  app.add_option("--kernels", kernelsDir, "Directory of the .tile kernels");
+
+  CLI::App *list = app.add_subcommand("list", "Suites, devices and peaks");
+
+  CLI::App *run = app.add_subcommand("run", "Run suites");
+  std::string suites, device, sizes = "quick", tune = "cached",
+                              format = "table", cacheDir;
+  std::vector<std::string> outs;
+  double maxSeconds = 1.0;
+  bool noFlush = false;
+  run->add_option("--suite", suites, "Suites (comma list; default all)");
+  run->add_option("--device", device,
+                  "cpu, cuda or sim (default: cuda if available, else cpu)");
+  run->add_option("--sizes", sizes, "quick or full")
+      ->check(CLI::IsMember({"quick", "full"}));
+  run->add_option("--tune", tune, "off, cached or on")
+      ->check(CLI::IsMember({"off", "cached", "on"}));
+  run->add_option("--format", format, "Terminal format: table, json, csv, md")
+      ->check(CLI::IsMember({"table", "json", "csv", "md"}));
+  run->add_option("--out", outs,
+                  "Also write the results here (.json, .csv or .md by "
+                  "extension; may be repeated)");
+  run->add_option("--cache-dir", cacheDir, "Tuning cache directory");
+  run->add_option("--max-seconds", maxSeconds,
+                  "Sampling time cap per case and implementation");
+  run->add_flag("--no-flush", noFlush,
+                "Do not flush the last-level cache between samples");
+
+  CLI::App *cmp = app.add_subcommand("compare", "Compare two result files");
+  std::string base, next, threshold = "5%";
+  cmp->add_option("base", base)->required();
+  cmp->add_option("new", next)->required();
+  cmp->add_option("--threshold", threshold, "Smallest change that counts");
+
+  CLI11_PARSE(app, argc, argv);
+  bool tty = isatty(fileno(stdout));
+
+  if (*cmp) {
+    auto b = readResultFile(base);
+    if (!b.ok())
+      return fail(b.status().toString());
+    auto n = readResultFile(next);
+    if (!n.ok())
+      return fail(n.status().toString());
+    auto t = parseThreshold(threshold);
+    if (!t.ok())
+      return fail(t.status().toString());
+    Comparison c = compare(*b, *n, *t);
+    std::fputs(formatComparison(c, tty).c_str(), stdout);
+    return c.regressed ? 1 : 0;
+  }
+
+  Runtime rt;
+  if (*list) {
+    std::printf("suites:\n");
+    for (const Suite &s : allSuites())
+      std::printf("  %-18s %s (%zu quick / %zu full cases)\n", s.name.c_str(),
+                  s.description.c_str(),
+                  s.cases(SizeSet::Quick, DeviceKind::Cpu).size(),
+                  s.cases(SizeSet::Full, DeviceKind::Cpu).size());
+    std::printf("devices:\n");
+    for (DeviceKind k : {DeviceKind::Cpu, DeviceKind::Sim, DeviceKind::Cuda}) {
+      auto info = rt.deviceInfo(k);
+      if (!info.ok()) {
+        std::printf("  %-5s unavailable: %s\n", deviceKindName(k),
+                    info.status().message().c_str());
+        continue;
+      }
+      std::printf("  %-5s %s (%s, %d %s)\n", deviceKindName(k),
+                  info->name.c_str(), info->arch.c_str(), info->computeUnits,
+                  k == DeviceKind::Cuda ? "SMs" : "threads");
+      if (k == DeviceKind::Cuda) {
+        if (auto p = gpuPeaks(info->name, info->clockMHz))
+          for (const auto &[path, v] : p->tflops)
+            std::printf("        peak %-12s %.1f TFLOPS\n",
+                        std::string(computePathName(path)).c_str(), v);
+      }
+    }
+    Peaks p = cpuPeaks(int(rt.numThreads()));
+    std::printf("cpu peaks: %.1f GFLOPS fp32, %.1f GB/s (%s)\n",
+                p.tflops[ComputePath::Fp32] * 1000, p.bandwidthGBs,
+                p.source.c_str());
+    return 0;
+  }
+
+  // run
+  RunContext ctx;
+  ctx.rt = &rt;
+  ctx.kernelsDir = kernelsDir;
+  ctx.cacheDir = cacheDir;
+  ctx.tune = tune == "off"  ? TuneMode::Off
+             : tune == "on" ? TuneMode::On
+                            : TuneMode::Cached;
+  if (device.empty())
+    ctx.device = rt.deviceStatus(DeviceKind::Cuda).isOk() ? DeviceKind::Cuda
+                                                          : DeviceKind::Cpu;
+  else if (auto k = parseDeviceKind(device))
+    ctx.device = *k;
+  else
+    return fail("unknown device '" + device + "'");
+  if (Status s = rt.deviceStatus(ctx.device); !s.isOk())
+    return fail(s.toString());
+  ctx.sampler.maxSeconds = maxSeconds;
+  ctx.flushCaches = !noFlush;
+  auto info = rt.deviceInfo(ctx.device);
+  RunResult result;
+  result.header.compilerVersion = compilerVersion();
+  result.header.gitRevision = gitRevision();
+  for (int i = 0; i < argc; ++i)
+    result.header.commandLine += (i ? " " : "") + std::string(argv[i]);
+  result.header.startedAt = isoTimestampUtc();
+  result.header.machine = machineDescription();
+  result.header.device["kind"] = deviceKindName(ctx.device);
+  if (info.ok()) {
+    result.header.device["name"] = info->name;
+    result.header.device["arch"] = info->arch;
+    result.header.device["computeUnits"] = std::to_string(info->computeUnits);
+  }
+  if (ctx.device == DeviceKind::Cpu) {
+    ctx.peaks = cpuPeaks(int(rt.numThreads()));
+    ctx.cpuFlusher = std::make_unique<CpuCacheFlusher>();
+  } else if (ctx.device == DeviceKind::Cuda && info.ok()) {
+    ctx.peaks = gpuPeaks(info->name, info->clockMHz);
+  } else {
+    // sim: correctness only; its timings are of the simulator.
+    ctx.sampler.warmup = 0;
+    ctx.sampler.minSamples = 1;
+    ctx.sampler.maxSamples = 2;
+    ctx.flushCaches = false;
+  }
+  if (ctx.peaks) {
+    result.header.peaks = peaksToMap(*ctx.peaks);
+    result.header.device["peakSource"] = ctx.peaks->source;
+  }
+
+  std::vector<std::string> wanted = splitComma(suites);
+  for (const std::string &w : wanted) {
+    bool known = false;
+    for (const Suite &s : allSuites())
+      known |= s.name == w;
+    if (!known)
+      return fail("unknown suite '" + w + "' (see tessera-bench list)");
+  }
+  SizeSet set = sizes == "full" ? SizeSet::Full : SizeSet::Quick;
+  for (const Suite &s : allSuites()) {
+    if (!wanted.empty() &&
+        std::find(wanted.begin(), wanted.end(), s.name) == wanted.end())
+      continue;
+    std::vector<CaseSpec> cases = s.cases(set, ctx.device);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (tty) {
+        std::fprintf(stderr, "\r\033[K[%s %zu/%zu] %s", s.name.c_str(), i + 1,
+                     cases.size(), cases[i].name.c_str());
+        std::fflush(stderr);
+      }
+      result.cases.push_back(s.run(ctx, cases[i]));
+    }
+  }
+  if (tty)
+    std::fprintf(stderr, "\r\033[K");
+
+  if (format == "json")
+    std::fputs(toJson(result).c_str(), stdout);
+  else if (format == "csv")
+    std::fputs(formatCsv(result).c_str(), stdout);
+  else if (format == "md")
+    std::fputs(formatMarkdown(result).c_str(), stdout);
+  else
+    std::fputs(formatTable(result, tty).c_str(), stdout);
+  for (const std::string &out : outs) {
+    std::string ext = std::filesystem::path(out).extension().string();
+    if (ext == ".csv" || ext == ".md") {
+      std::ofstream f(out);
+      f << (ext == ".csv" ? formatCsv(result) : formatMarkdown(result));
+      if (!f)
+        return fail("cannot write " + out);
+    } else if (Status st = writeResultFile(out, result); !st.isOk()) {
+      return fail(st.toString());
+    }
+  }
+  int failed = 0;
+  for (const CaseResult &c : result.cases)
+    failed += c.passed ? 0 : 1;
+  if (failed) {
+    std::fprintf(stderr, "tessera-bench: %d case(s) FAILED validation\n",
+                 failed);
+    return 1;
+  }
+  return 0;
+}
