@@ -26,18 +26,6 @@ public:
     starts_.clear();
   }
 
-  std::vector<Config> propose(size_t n) override {
-    std::vector<Config> out;
-    while (out.size() < n) {
-      std::optional<Config> c = next();
-      if (!c)
-        break;
-      markProposed(space_.index(*c));
-      out.push_back(std::move(*c));
-    }
-    return out;
-  }
-
 private:
   /// Probability of a uniformly random restart instead of a perturbation of
   /// the best configuration.
@@ -62,7 +50,7 @@ private:
       std::swap(queue_[i - 1], queue_[rng_.below(i)]);
   }
 
-  std::optional<Config> next() {
+  std::optional<Config> next() override {
     if (center_ < 0) {
       // Waiting for the start of the climb: fill the batch randomly.
       if (!starts_.empty())

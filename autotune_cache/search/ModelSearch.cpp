@@ -209,23 +209,11 @@ public:
     initial_ = std::clamp<size_t>(2 * informative, 10, 20);
   }
 
-  std::vector<Config> propose(size_t n) override {
-    std::vector<Config> out;
-    while (out.size() < n) {
-      std::optional<Config> c = next();
-      if (!c)
-        break;
-      markProposed(space_.index(*c));
-      out.push_back(std::move(*c));
-    }
-    return out;
-  }
-
 private:
   static constexpr size_t kRandomCandidates = 1000;
   static constexpr size_t kTopForNeighbours = 5;
 
-  std::optional<Config> next() {
+  std::optional<Config> next() override {
     size_t scored = 0;
     for (const Observation &o : observations_)
       scored += o.score.has_value();

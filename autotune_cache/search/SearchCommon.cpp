@@ -159,4 +159,16 @@ std::vector<Config> StrategyBase::neighbours(const Config &c,
   return out;
 }
 
+std::vector<Config> StrategyBase::propose(size_t n) {
+  std::vector<Config> out;
+  while (out.size() < n) {
+    std::optional<Config> c = next();
+    if (!c)
+      break;
+    markProposed(space_.index(*c));
+    out.push_back(std::move(*c));
+  }
+  return out;
+}
+
 } // namespace tessera::autotune::detail

@@ -47,8 +47,14 @@ class StrategyBase : public Strategy {
 public:
   void reset(const Space &space, uint64_t seed) override;
   void observe(const Evaluation &evaluation) override;
+  /// Up to `n` configurations from next(), each recorded as proposed.
+  std::vector<Config> propose(size_t n) override;
 
 protected:
+  /// The next configuration to propose (valid, not seen), or nullopt when
+  /// the strategy is done.
+  virtual std::optional<Config> next() = 0;
+
   struct Observation {
     Config config;
     uint64_t index;

@@ -26,22 +26,19 @@ public:
     cursor_ = 0;
   }
 
-  std::vector<Config> propose(size_t n) override {
-    std::vector<Config> out;
-    while (out.size() < n && cursor_ < space_.cartesianSize()) {
+private:
+  std::optional<Config> next() override {
+    while (cursor_ < space_.cartesianSize()) {
       uint64_t idx = cursor_++;
       if (isSeen(idx))
         continue;
       Config c = space_.config(idx);
-      if (!space_.isValid(c))
-        continue;
-      markProposed(idx);
-      out.push_back(std::move(c));
+      if (space_.isValid(c))
+        return c;
     }
-    return out;
+    return std::nullopt;
   }
 
-private:
   uint64_t cursor_ = 0;
 };
 
@@ -50,17 +47,8 @@ class RandomSearch final : public detail::StrategyBase {
 public:
   std::string name() const override { return "random"; }
 
-  std::vector<Config> propose(size_t n) override {
-    std::vector<Config> out;
-    while (out.size() < n) {
-      std::optional<Config> c = sampleUnseen();
-      if (!c)
-        break;
-      markProposed(space_.index(*c));
-      out.push_back(std::move(*c));
-    }
-    return out;
-  }
+private:
+  std::optional<Config> next() override { return sampleUnseen(); }
 };
 
 } // namespace

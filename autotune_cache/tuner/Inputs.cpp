@@ -7,9 +7,9 @@
 using namespace tessera;
 using namespace tessera::autotune;
 
-StatusOr<std::map<std::string, int64_t>>
-autotune::parseShapes(const std::string &text) {
-  std::map<std::string, int64_t> out;
+StatusOr<std::vector<std::pair<std::string, std::string>>>
+autotune::parseAssignments(const std::string &text) {
+  std::vector<std::pair<std::string, std::string>> out;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find(',', pos);
@@ -22,13 +22,23 @@ autotune::parseShapes(const std::string &text) {
     size_t eq = part.find('=');
     if (eq == std::string::npos || eq == 0)
       return Status(StatusCode::kInvalidArgument,
-                    "shape '" + part + "' is not NAME=VALUE");
-    std::string name = part.substr(0, eq), value = part.substr(eq + 1);
+                    "'" + part + "' is not NAME=VALUE");
+    out.push_back({part.substr(0, eq), part.substr(eq + 1)});
+  }
+  return out;
+}
+
+StatusOr<std::map<std::string, int64_t>>
+autotune::parseShapes(const std::string &text) {
+  TESSERA_ASSIGN_OR_RETURN(auto parts, parseAssignments(text));
+  std::map<std::string, int64_t> out;
+  for (const auto &[name, value] : parts) {
     char *rest = nullptr;
     long long v = std::strtoll(value.c_str(), &rest, 10);
     if (value.empty() || *rest || v < 0)
       return Status(StatusCode::kInvalidArgument,
-                    "shape '" + part + "' needs a non-negative integer");
+                    "shape '" + name + "=" + value +
+                        "' needs a non-negative integer");
     out[name] = v;
   }
   return out;

@@ -32,22 +32,10 @@ std::string describe(const std::map<std::string, std::string> &m) {
 }
 
 StatusOr<std::map<std::string, ConstValue>> parseFixed(const std::string &t) {
+  TESSERA_ASSIGN_OR_RETURN(auto parts, parseAssignments(t));
   std::map<std::string, ConstValue> out;
-  size_t pos = 0;
-  while (pos < t.size()) {
-    size_t end = t.find(',', pos);
-    if (end == std::string::npos)
-      end = t.size();
-    std::string part = t.substr(pos, end - pos);
-    pos = end + 1;
-    if (part.empty())
-      continue;
-    size_t eq = part.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status(StatusCode::kInvalidArgument,
-                    "'" + part + "' is not NAME=VALUE");
-    out[part.substr(0, eq)] = ConstValue::parse(part.substr(eq + 1));
-  }
+  for (const auto &[name, value] : parts)
+    out[name] = ConstValue::parse(value);
   return out;
 }
 

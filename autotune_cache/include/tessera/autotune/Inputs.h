@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::autotune {
@@ -33,6 +34,11 @@ StatusOr<GeneratedArgs> generateArgs(
     const KernelInfo &info, const std::map<std::string, int64_t> &shapes,
     const std::string &precision,
     const std::map<std::string, double> &scalars = {}, uint64_t seed = 1);
+
+/// Splits "A=1,B=x" into (name, value) pairs (INVALID_ARGUMENT naming a part
+/// that is not NAME=VALUE).
+StatusOr<std::vector<std::pair<std::string, std::string>>>
+parseAssignments(const std::string &text);
 
 /// Parses "M=1024,N=1024,K=512" (INVALID_ARGUMENT naming the bad part).
 StatusOr<std::map<std::string, int64_t>> parseShapes(const std::string &text);
