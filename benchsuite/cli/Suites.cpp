@@ -50,6 +50,19 @@ void fillUniform(std::vector<float> &v, uint64_t seed) {
     x = d(rng);
 }
 
+/// Inputs a and b (uniform in [-1, 1], seeds `seed` and `seed` + 1) and a
+/// zeroed output c, each spanning n elements `stride` apart.
+std::shared_ptr<Buffers> makeBuffers(int64_t n, int64_t stride, uint64_t seed) {
+  auto buf = std::make_shared<Buffers>();
+  size_t span = size_t(n > 0 ? (n - 1) * stride + 1 : 0);
+  buf->a.resize(span);
+  buf->b.resize(span);
+  buf->c.assign(span, 0.0f);
+  fillUniform(buf->a, seed);
+  fillUniform(buf->b, seed + 1);
+  return buf;
+}
+
 TensorView view(std::vector<float> &v, int64_t n, int64_t stride = 1) {
   TensorView t;
   t.data = v.data();
@@ -259,13 +272,7 @@ CaseResult runVectorOp(RunContext &ctx, const CaseSpec &spec) {
   CaseResult r = startResult(ctx, spec);
   const int64_t n = spec.n, s = spec.stride;
   const int threads = int(ctx.rt->numThreads());
-  auto buf = std::make_shared<Buffers>();
-  size_t span = size_t(n > 0 ? (n - 1) * s + 1 : 0);
-  buf->a.resize(span);
-  buf->b.resize(span);
-  buf->c.assign(span, 0.0f);
-  fillUniform(buf->a, 1);
-  fillUniform(buf->b, 2);
+  auto buf = makeBuffers(n, s, 1);
   const float alpha = 1.5f;
   Plan p;
   p.family = "vector_ops";
@@ -400,13 +407,7 @@ CaseResult runStream(RunContext &ctx, const CaseSpec &spec) {
   const bool random = spec.pattern == "random";
   const std::string op = spec.op;
   const float scalar = 3.0f;
-  auto buf = std::make_shared<Buffers>();
-  size_t span = size_t(n > 0 ? (n - 1) * s + 1 : 0);
-  buf->a.resize(span);
-  buf->b.resize(span);
-  buf->c.assign(span, 0.0f);
-  fillUniform(buf->a, 3);
-  fillUniform(buf->b, 4);
+  auto buf = makeBuffers(n, s, 3);
   if (random) {
     buf->idx.resize(size_t(n));
     std::mt19937_64 rng(5);
