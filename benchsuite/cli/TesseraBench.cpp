@@ -5,12 +5,16 @@
 //                     [--sizes quick|full] [--tune off|cached|on]
 //                     [--format table|json|csv|md] [--out FILE]
 //   tessera-bench compare BASE.json NEW.json [--threshold 5%]
+//   tessera-bench warmup MANIFEST.json [--cache-dir DIR] [--json FILE]
+//   tessera-bench tuner-eval FILE... [--strategies ...] [--seeds N]
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuPeak.h"
 #include "Suites.h"
 
+#include "tessera/autotune/TunerEvalCli.h"
+#include "tessera/autotune/Warmup.h"
 #include "tessera/bench/Compare.h"
 #include "tessera/bench/Format.h"
 
@@ -137,8 +141,23 @@ int main(int argc, char **argv) {
   cmp->add_option("new", next)->required();
   cmp->add_option("--threshold", threshold, "Smallest change that counts");
 
+  CLI::App *warm = app.add_subcommand(
+      "warmup", "Tune every kernel x key x device of a manifest ahead of "
+                "deployment (resumable; docs/autotune.md)");
+  std::string manifest, warmJson, warmCache;
+  warm->add_option("manifest", manifest, "Manifest JSON")->required();
+  warm->add_option("--cache-dir", warmCache, "Tuning cache directory");
+  warm->add_option("--json", warmJson, "Also write the results as JSON");
+
+  CLI::App *eval = app.add_subcommand(
+      "tuner-eval", "Replay the search strategies on measured tuning spaces");
+  autotune::TunerEvalOptions evalOptions;
+  autotune::addTunerEvalOptions(*eval, evalOptions);
+
   CLI11_PARSE(app, argc, argv);
   bool tty = isatty(fileno(stdout));
+  if (*eval)
+    return autotune::runTunerEval(evalOptions);
 
   if (*cmp) {
     auto b = readResultFile(base);
@@ -156,6 +175,9 @@ int main(int argc, char **argv) {
   }
 
   Runtime rt;
+  if (*warm)
+    return autotune::runWarmup(rt, manifest, warmCache,
+                               isatty(fileno(stderr)) != 0, warmJson);
   if (*list) {
     std::printf("suites:\n");
     for (const Suite &s : allSuites())

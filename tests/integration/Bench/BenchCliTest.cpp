@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <filesystem>
 #include <string>
 #include <sys/wait.h>
@@ -112,6 +113,23 @@ TEST(BenchCli, CompareFlagsAnInjectedRegressionOnly) {
   EXPECT_EQ(run("compare " + base + " " + tempDir() + "/slow.json"), 1);
   // A bad file is an error, not a crash.
   EXPECT_EQ(run("compare " + base + " " + tempDir() + "/missing.json"), 1);
+}
+
+// warmup and tuner-eval are the autotuner's, reached through tessera-bench.
+TEST(BenchCli, WarmupAndTunerEvalSubcommands) {
+  std::string manifest = tempDir() + "/manifest.json";
+  std::ofstream(manifest) << R"({"version": 1, "entries": [{"file": ")"
+                          << TESSERA_KERNELS_DIR
+                          << R"(/vector_ops.tile", "kernel": "axpy",
+      "budget": 2, "shapes": [{"N": 1000}]}]})";
+  std::string cache = " --cache-dir " + tempDir() + "/tuning ";
+  ASSERT_EQ(run("warmup" + cache + manifest), 0);
+  ASSERT_EQ(run("warmup" + cache + manifest), 0);
+  std::ifstream out(tempDir() + "/out.txt");
+  std::string text((std::istreambuf_iterator<char>(out)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("(cached)"), std::string::npos) << text;
+  EXPECT_EQ(run("tuner-eval " + tempDir() + "/no-such-space.json.gz"), 1);
 }
 
 } // namespace

@@ -89,6 +89,22 @@ StatusOr<StrategyScore> evaluateStrategy(const ReplaySpace &replay,
 double randomSearchExpectation(const std::vector<double> &times,
                                int64_t budget);
 
+/// What the tuner-eval report replays.
+struct TunerEvalOptions {
+  std::vector<std::string> files;
+  std::vector<std::string> strategies = {"random", "local", "model", "auto"};
+  std::vector<int64_t> budgets = {25, 50, 100, 200, 400};
+  int seeds = 100;
+  uint64_t firstSeed = 0;
+  std::string format = "table"; ///< "table" or "json"
+};
+
+/// The tuner-eval report on stdout: for each file and strategy, the mean
+/// (min, standard error) fraction of optimum at each budget next to the
+/// exact expectation of random search; errors on stderr. Returns the exit
+/// status: 1 when a file cannot be read or a strategy or budget is invalid.
+int runTunerEval(const TunerEvalOptions &options);
+
 } // namespace tessera::autotune
 
 #endif // TESSERA_AUTOTUNE_REPLAY_H

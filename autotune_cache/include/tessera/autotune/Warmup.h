@@ -1,0 +1,57 @@
+//===- Warmup.h - Tuning jobs and warmup manifests --------------*- C++ -*-===//
+//
+// One tuning job (kernel file x kernel x key x device) with generated
+// inputs, and the warmup manifest that lists many (docs/autotune.md):
+// `tessera-tune tune|warmup` and `tessera-bench warmup` run these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_AUTOTUNE_WARMUP_H
+#define TESSERA_AUTOTUNE_WARMUP_H
+
+#include "tessera/runtime/Runtime.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessera::autotune {
+
+struct TuneJob {
+  std::string file, kernel, precision, strategy = "auto";
+  DeviceKind device = DeviceKind::Cpu;
+  std::map<std::string, int64_t> shapes;
+  std::map<std::string, ConstValue> fixed;
+  int64_t budget = 0;
+  double seconds = 0;
+  uint64_t seed = 1;
+  bool force = false;
+};
+
+/// "A=1,B=2" for a map of labels.
+std::string describeAssignments(const std::map<std::string, std::string> &m);
+
+/// Tunes `job` on inputs generated from the kernel's signature; prints its
+/// one-line result on stdout (progress on stderr when `progress`); appends
+/// the result as a JSON object text to `report` if given.
+Status runTuneJob(Runtime &rt, const TuneJob &job, const std::string &cacheDir,
+                  bool progress, std::vector<std::string> *report);
+
+/// The jobs of a warmup manifest (file paths relative to the manifest).
+StatusOr<std::vector<TuneJob>> readWarmupManifest(const std::string &path);
+
+/// Tunes every job of `manifest` in turn (cached keys answer at once, so an
+/// interrupted warmup resumes); prints one line per job and a summary;
+/// writes the results to `jsonOut` if not empty. Returns the exit status
+/// (1 if the manifest is bad or a job failed).
+int runWarmup(Runtime &rt, const std::string &manifest,
+              const std::string &cacheDir, bool progress,
+              const std::string &jsonOut);
+
+/// Writes the JSON object texts as one JSON array.
+Status writeJsonReport(const std::string &path,
+                       const std::vector<std::string> &objects);
+
+} // namespace tessera::autotune
+
+#endif // TESSERA_AUTOTUNE_WARMUP_H
