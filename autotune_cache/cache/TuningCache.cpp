@@ -13,6 +13,8 @@
 
 #include "TuningCacheSchema.h"
 
+#include "tessera/Support/Hash.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -235,14 +237,6 @@ std::vector<std::string> jsonFilesIn(const std::string &dir) {
   ::closedir(d);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-uint64_t fnv1a64(const std::string &s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 /// Parses a whole string as a finite number.
@@ -557,7 +551,7 @@ struct TuningCache::Impl {
               : '_';
     if (safe.empty() || safe[0] == '.')
       safe.insert(0, "k");
-    uint64_t h = fnv1a64(kernelHash, fnv1a64(kernel + std::string(1, '\0')));
+    uint64_t h = fnv1a(kernelHash, fnv1a(kernel + std::string(1, '\0')));
     return formatString("%s/%s-%016llx.json", dataDir.c_str(), safe.c_str(),
                         (unsigned long long)h);
   }

@@ -2,6 +2,8 @@
 
 #include "tessera/autotune/Tuner.h"
 
+#include "tessera/Support/Hash.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,27 +26,10 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx",
                 static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string nowIso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
 
@@ -675,7 +660,7 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
   rec.evaluated = evaluations;
   rec.strategy = strategy->name();
   rec.tuningSeconds = result.seconds + (prior ? prior->tuningSeconds : 0);
-  rec.updatedAt = nowIso();
+  // updatedAt: TuningCache::store stamps it.
   TESSERA_RETURN_IF_ERROR(cache->store(rec));
   result.record = rec;
   return result;

@@ -171,10 +171,13 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
   auto type = cast<MemRefType>(memref.getType());
   Value inside = inBounds(b, l, memref, indices, extent);
   Value ok = inside;
+  // The address, when the alignment test needs it before the access (it is
+  // plain arithmetic: computing it for an out-of-bounds index is harmless).
+  Value early;
   if (align > 1) {
-    Value r =
-        arith::RemUIOp::create(b, l, addressOf(b, l, memref, indices),
-                               arith::ConstantIndexOp::create(b, l, align));
+    early = addressOf(b, l, memref, indices);
+    Value r = arith::RemUIOp::create(
+        b, l, early, arith::ConstantIndexOp::create(b, l, align));
     Value aligned =
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, r,
                               arith::ConstantIndexOp::create(b, l, 0));
@@ -186,7 +189,7 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
   auto ifOp = scf::IfOp::create(
       b, l, ok,
       [&](OpBuilder &tb, Location) {
-        Value addr = addressOf(tb, l, memref, indices);
+        Value addr = early ? early : addressOf(tb, l, memref, indices);
         func::CallOp::create(
             tb, l, hooks.access,
             ValueRange{simCtx, addr,

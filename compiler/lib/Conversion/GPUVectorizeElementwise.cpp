@@ -188,7 +188,7 @@ void rewrite(scf::ParallelOp par, const Plan &p) {
   SmallVector<Value> ubs(par.getUpperBound());
   ubs[inner] = arith::CeilDivUIOp::create(b, l, width, wV);
   Block *body = par.getBody();
-  auto chunked = scf::ParallelOp::create(
+  scf::ParallelOp::create(
       b, l, par.getLowerBound(), ubs, par.getStep(),
       [&](OpBuilder &cb, Location, ValueRange ivs) {
         IRMapping outer;
@@ -270,7 +270,6 @@ void rewrite(scf::ParallelOp par, const Plan &p) {
               scf::YieldOp::create(sb, l);
             });
       });
-  (void)chunked;
 }
 
 struct GPUVectorizeElementwisePass

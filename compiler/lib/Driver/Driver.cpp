@@ -1,6 +1,7 @@
 //===- Driver.cpp - Compiling tile-language kernels -----------------------===//
 
 #include "tessera/Driver/Driver.h"
+#include "tessera/Support/Hash.h"
 
 #include "tessera/Frontend/Parser.h"
 #include "tessera/Sema/MLIRGen.h"
@@ -29,14 +30,6 @@ double millisSince(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 } // namespace
 
 struct SourceModule::Impl {
