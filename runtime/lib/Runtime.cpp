@@ -2,6 +2,8 @@
 
 #include "tessera/runtime/Runtime.h"
 
+#include "tessera/Support/Hash.h"
+
 #include "Core/ThreadPool.h"
 #include "Cuda/CudaDevice.h"
 #include "Sim/FiberScheduler.h"
@@ -10,14 +12,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -154,8 +156,8 @@ struct Runtime::Impl {
   uint8_t flushValue = 0;
   Status flushL2(cuda::CudaDevice *dev) {
     std::lock_guard<std::mutex> lock(flushMutex);
-    size_t bytes = size_t(std::max<int64_t>(dev->properties().l2CacheBytes,
-                                            int64_t(1) << 20));
+    size_t bytes = size_t(
+        std::max<int64_t>(dev->properties().l2CacheBytes, int64_t(1) << 20));
     if (!l2Flush) {
       TESSERA_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, dev->allocate(bytes));
       l2Flush = std::move(b);
@@ -219,8 +221,8 @@ struct Kernel::Impl {
   Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
   /// With `ms`, the kernel alone is timed with CUDA events (after an L2
   /// flush when `flush`).
-  Status launchCuda(const std::vector<Arg> &args, const Checked &c,
-                    double *ms = nullptr, bool flush = false);
+  Status launchCuda(const std::vector<Arg> &args, const Checked &c, double *ms,
+                    bool flush);
   /// The kernel's argument slots: tensors as (allocated, aligned, offset,
   /// sizes..., strides...), absent ones omitted -- for a CUDA C++ kernel a
   /// tensor is one pointer (null when absent) -- and scalars as one slot
@@ -381,7 +383,7 @@ Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask) {
                                &exe->times, gpu, &r);
         if (!image.ok())
           return image.status();
-        exe->fingerprint = std::hash<std::string>{}(*image);
+        exe->fingerprint = fnv1a(*image);
         TESSERA_ASSIGN_OR_RETURN(exe->module, dev->loadModule(*image));
         TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(name));
         exe->blockSize = r.blockSize;
@@ -419,8 +421,8 @@ std::pair<int64_t, int64_t> touchedRange(const TensorView &t) {
 }
 } // namespace
 
-Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
-                                const Checked &c, double *ms, bool flush) {
+Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
+                                double *ms, bool flush) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   if (c.grid[0] > std::numeric_limits<int32_t>::max() || c.grid[1] > 65535 ||
       c.grid[2] > 65535)
@@ -496,8 +498,9 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args,
     TESSERA_ASSIGN_OR_RETURN(float elapsed,
                              cuda::CudaEvent::elapsedMs(*start, *end));
     *ms = elapsed;
+  } else {
+    TESSERA_RETURN_IF_ERROR(dev->synchronize());
   }
-  TESSERA_RETURN_IF_ERROR(dev->synchronize());
   for (Staged &st : staged)
     if (st.bytes)
       TESSERA_RETURN_IF_ERROR(
@@ -731,17 +734,17 @@ StatusOr<double> Kernel::launchTimed(const std::vector<Arg> &args,
 }
 
 Status Kernel::Impl::launch(const std::vector<Arg> &args,
-                            const LaunchOptions &opts, double *ms,
-                            bool flush) {
-  Kernel::Impl *impl_ = this;
-  TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
+                            const LaunchOptions &opts, double *ms, bool flush) {
+  TESSERA_ASSIGN_OR_RETURN(auto c, check(args, opts));
   int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   if (total == 0)
     return Status::ok(); // An empty grid is a no-op.
 
-  if (impl_->device == DeviceKind::Cuda)
-    return impl_->launchCuda(args, c, ms, flush);
-  auto t0 = std::chrono::steady_clock::now();
+  if (device == DeviceKind::Cuda)
+    return launchCuda(args, c, ms, flush);
+  // The clock covers the grid only: a variant seen for the first time is
+  // compiled before it starts.
+  std::chrono::steady_clock::time_point t0;
   auto timed = [&](Status s) {
     if (ms && s.isOk())
       *ms = std::chrono::duration<double, std::milli>(
@@ -749,19 +752,23 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
                 .count();
     return s;
   };
-  std::vector<int64_t> slots = impl_->flattenArgs(args);
-  if (impl_->device == DeviceKind::Sim)
-    return timed(impl_->launchSim(slots, c));
-  TESSERA_ASSIGN_OR_RETURN(auto exe, impl_->variant(c.unitMask, c.absentMask));
+  std::vector<int64_t> slots = flattenArgs(args);
+  if (device == DeviceKind::Sim) {
+    TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask));
+    t0 = std::chrono::steady_clock::now();
+    return timed(launchSim(slots, c));
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto exe, variant(c.unitMask, c.absentMask));
   std::vector<void *> ptrs(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     ptrs[i] = &slots[i];
 
   const int64_t grid[3] = {c.grid[0], c.grid[1], c.grid[2]};
-  ThreadPool &pool = impl_->rt->pool;
+  ThreadPool &pool = rt->pool;
   int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 8));
   const driver::CpuExecutable *e = exe.get();
   void **argv = ptrs.data();
+  t0 = std::chrono::steady_clock::now();
   pool.parallelFor(total, grain,
                    [&](int64_t b, int64_t en) { e->run(argv, b, en, grid); });
   return timed(Status::ok());

@@ -407,8 +407,8 @@ driver::compileForCpu(const SourceModule &module, const std::string &kernel,
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
   impl->times.lowering = millisSince(t0);
-  t0 = std::chrono::steady_clock::now();
   impl->fingerprint = fingerprintOf(*mod);
+  t0 = std::chrono::steady_clock::now();
   TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitKernel::create(*mod, kernel));
   impl->times.codegen = millisSince(t0);
   return std::make_unique<CpuExecutable>(std::move(impl));

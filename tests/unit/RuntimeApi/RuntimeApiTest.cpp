@@ -93,6 +93,25 @@ TEST(RuntimeApi, LaunchTimedComputesAndReportsTheTime) {
   }
 }
 
+// The code fingerprint is what lets the autotuner time identical code once:
+// num_warps does not change the CPU code, the block size does.
+TEST(RuntimeApi, CodeFingerprintTellsIdenticalCodeApart) {
+  auto prog = rt().loadSource("test.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  auto fingerprint = [&](int64_t block, int64_t warps) -> uint64_t {
+    CompileOptions o;
+    o.constants = {{"BLOCK", ConstValue::integer(block)},
+                   {"num_warps", ConstValue::integer(warps)}};
+    auto k = rt().compile(**prog, "scale", o);
+    EXPECT_TRUE(k.ok()) << k.status().toString();
+    return k.ok() ? (*k)->codeFingerprint() : 0;
+  };
+  uint64_t a = fingerprint(64, 4);
+  EXPECT_NE(a, 0u);
+  EXPECT_EQ(fingerprint(64, 8), a);
+  EXPECT_NE(fingerprint(128, 4), a);
+}
+
 TEST(RuntimeApi, CompileCacheHitsReturnTheSameKernel) {
   auto prog = rt().loadSource("cache.tile", kSource);
   ASSERT_TRUE(prog.ok());
