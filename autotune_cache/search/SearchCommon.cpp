@@ -53,7 +53,6 @@ double Rng::uniform() { return double(next() >> 11) * 0x1.0p-53; }
 
 void StrategyBase::reset(const Space &space, uint64_t seed) {
   space_ = space;
-  seed_ = seed;
   rng_.seedWith(seed ^ 0x5eed5eed5eed5eedULL);
   observations_.clear();
   observedAt_.clear();

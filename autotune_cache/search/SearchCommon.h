@@ -86,7 +86,6 @@ protected:
 
   Space space_;
   Rng rng_;
-  uint64_t seed_ = 0;
   std::vector<Observation> observations_;
   std::unordered_map<uint64_t, size_t> observedAt_;
   /// Valid configurations when the space is small enough to enumerate.

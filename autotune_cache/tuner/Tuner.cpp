@@ -3,6 +3,7 @@
 #include "tessera/autotune/Tuner.h"
 
 #include "tessera/Support/Hash.h"
+#include "tessera/Support/Tolerance.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,23 +78,35 @@ TimingStats statsOf(std::vector<double> v, std::string method) {
   return s;
 }
 
-/// Per-dtype tolerance for comparing a candidate's output with the default
-/// configuration's: the same computation in another order (tile sizes
-/// change the summation order of reductions and dots).
-std::pair<double, double> tolerance(DType t) {
-  switch (t) {
-  case DType::F16:
-    return {1e-2, 1e-2};
-  case DType::BF16:
-    return {2e-2, 2e-2};
-  case DType::F8E4M3:
-  case DType::F8E5M2:
-    return {1.25e-1, 1.25e-1};
-  case DType::F32:
-    return {1e-4, 1e-3};
-  default:
-    return {0, 0}; // integers and booleans: exact
+/// The tolerance between two configurations' outputs: the same computation
+/// summed in another order (tile sizes change the order of reductions and
+/// dots), so each side carries the reduction error of the tolerance table
+/// over at most `k` terms, `k` bounded by the largest tensor extent.
+Tolerance configTolerance(DType dt, int64_t k) {
+  Tolerance t = toleranceFor(dt, ToleranceOp::Reduction, k);
+  return {2 * t.atol, 2 * t.rtol};
+}
+
+/// The configuration of `space` whose parameters have the value labels of
+/// `m`; nullopt when `m` names other parameters or a value outside the
+/// space (a record from before a space edit).
+std::optional<Config>
+configOfLabels(const Space &space,
+               const std::map<std::string, std::string> &m) {
+  Config c(space.params().size());
+  if (m.size() != c.size())
+    return std::nullopt;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const Parameter &p = space.params()[i];
+    auto it = m.find(p.name);
+    if (it == m.end())
+      return std::nullopt;
+    auto pos = std::find(p.labels.begin(), p.labels.end(), it->second);
+    if (pos == p.labels.end())
+      return std::nullopt;
+    c[i] = uint32_t(pos - p.labels.begin());
   }
+  return c;
 }
 
 /// The span of storage a view reaches, in elements.
@@ -393,22 +406,8 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
     return m;
   };
   // The stored configurations still inside this space, as Configs.
-  auto toConfig = [&](const std::map<std::string, std::string> &m)
-      -> std::optional<Config> {
-    Config c(space.params().size());
-    if (m.size() != c.size())
-      return std::nullopt;
-    for (size_t i = 0; i < c.size(); ++i) {
-      const Parameter &p = space.params()[i];
-      auto it = m.find(p.name);
-      if (it == m.end())
-        return std::nullopt;
-      auto pos = std::find(p.labels.begin(), p.labels.end(), it->second);
-      if (pos == p.labels.end())
-        return std::nullopt;
-      c[i] = uint32_t(pos - p.labels.begin());
-    }
-    return c;
+  auto toConfig = [&](const std::map<std::string, std::string> &m) {
+    return configOfLabels(space, m);
   };
 
   std::optional<TuningRecord> prior = cache->lookup(result.key);
@@ -443,13 +442,24 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
   std::vector<std::vector<double>> reference;
   {
     auto k = rt_.compile(*program_, kernel_, base, opts_.device);
-    if (k.ok()) {
+    Status s = k.ok() ? Status::ok() : k.status();
+    if (s.isOk()) {
       scratch.restore();
-      Status s = (*k)->launch(scratch.args);
-      if (s.isOk())
-        reference = scratch.values();
+      s = (*k)->launch(scratch.args);
     }
+    if (!s.isOk())
+      return Status(StatusCode::kFailedPrecondition,
+                    "cannot tune '" + kernel_ +
+                        "': its default configuration, whose output every "
+                        "candidate is checked against, fails: " +
+                        firstLine(s.toString()));
+    reference = scratch.values();
   }
+  int64_t longest = 1;
+  for (const Arg &a : args)
+    if (const TensorView *t = a.tensor())
+      for (int64_t e : t->shape)
+        longest = std::max(longest, e);
 
   // What rules a configuration out before compiling it: on GPU targets a
   // block of more than 1024 threads. (Shared memory over the target's
@@ -530,23 +540,20 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
       e.invalidReason = "launch failed: " + firstLine(s.toString());
       return remember(e);
     }
-    if (!reference.empty()) {
-      auto got = scratch.values();
-      for (size_t b = 0; b < got.size(); ++b) {
-        DType dt = scratch.args[size_t(scratch.tensorIndex[b])].tensor()->dtype;
-        auto [atol, rtol] = tolerance(dt);
-        for (size_t i = 0; i < got[b].size(); ++i) {
-          double x = got[b][i], r = reference[b][i];
-          bool bothNaN = std::isnan(x) && std::isnan(r);
-          if (!bothNaN && !(std::fabs(x - r) <= atol + rtol * std::fabs(r))) {
-            char msg[160];
-            std::snprintf(msg, sizeof(msg),
-                          "wrong result: tensor argument %d element %zu is "
-                          "%g, the default configuration gives %g",
-                          scratch.tensorIndex[b], i, x, r);
-            e.invalidReason = msg;
-            return remember(e);
-          }
+    auto got = scratch.values();
+    for (size_t b = 0; b < got.size(); ++b) {
+      DType dt = scratch.args[size_t(scratch.tensorIndex[b])].tensor()->dtype;
+      Tolerance tol = configTolerance(dt, longest);
+      for (size_t i = 0; i < got[b].size(); ++i) {
+        double x = got[b][i], r = reference[b][i];
+        if (!isClose(x, r, tol)) {
+          char msg[160];
+          std::snprintf(msg, sizeof(msg),
+                        "wrong result: tensor argument %d element %zu is "
+                        "%g, the default configuration gives %g",
+                        scratch.tensorIndex[b], i, x, r);
+          e.invalidReason = msg;
+          return remember(e);
         }
       }
     }
@@ -601,7 +608,6 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
       else
         ev.invalidReason = e.invalidReason;
       strategy->observe(ev);
-      seen.insert(space.index(batch[i]));
       evaluations.push_back(e);
       ++fresh;
       if (opts_.progress)
@@ -633,16 +639,14 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
       e.stats = *st; // keep the more pessimistic of the two medians
   }
   const EvaluatedConfig *best = nullptr;
+  result.evaluated = evaluations.size();
   for (const EvaluatedConfig &e : evaluations) {
-    if (e.stats)
-      ++result.evaluated;
-    else
+    if (!e.stats)
       ++result.invalid;
     if (e.stats && toConfig(e.config) &&
         (!best || e.stats->medianMs < best->stats->medianMs))
       best = &e;
   }
-  result.evaluated += result.invalid;
   if (!best)
     return Status(StatusCode::kFailedPrecondition,
                   "no configuration of '" + kernel_ +
@@ -684,6 +688,16 @@ TunedKernel::create(Runtime &rt, std::shared_ptr<Program> program,
   std::shared_ptr<TunedKernel> k(
       new TunedKernel(rt, std::move(program), std::move(kernel), options));
   k->info_ = info;
+  // What every key's record shares, computed once.
+  if (info->autotune) {
+    TESSERA_ASSIGN_OR_RETURN(Space space,
+                             kernelSpace(*k->program_, k->kernel_));
+    k->space_ = std::move(space);
+    k->keyBase_.kernel = k->kernel_;
+    k->keyBase_.kernelHash = kernelIdentityHash(*k->program_, k->kernel_);
+    k->keyBase_.compilerVersion = compilerVersion();
+    k->keyBase_.device = deviceId(rt, options.tune.device);
+  }
   TESSERA_ASSIGN_OR_RETURN(
       k->cache_, TuningCache::open(cacheDirectory(*info, options.tune)));
   return k;
@@ -706,12 +720,8 @@ TunedKernel::entryFor(const std::vector<Arg> &args) {
 
   Entry e;
   e.source = "default";
-  if (info_->autotune) {
-    RecordKey key;
-    key.kernel = kernel_;
-    key.kernelHash = kernelIdentityHash(*program_, kernel_);
-    key.compilerVersion = compilerVersion();
-    key.device = deviceId(rt_, opts_.tune.device);
+  if (space_) {
+    RecordKey key = keyBase_;
     key.keyValues = keyValues;
     std::optional<TuningRecord> rec = cache_->lookup(key);
     if (rec) {
@@ -729,17 +739,8 @@ TunedKernel::entryFor(const std::vector<Arg> &args) {
     }
     if (rec) {
       // Only configurations of the current space are used.
-      TESSERA_ASSIGN_OR_RETURN(Space space, kernelSpace(*program_, kernel_));
-      bool inside = rec->best.size() == space.params().size();
-      for (const Parameter &p : space.params()) {
-        auto it = rec->best.find(p.name);
-        inside = inside && it != rec->best.end() &&
-                 std::find(p.labels.begin(), p.labels.end(), it->second) !=
-                     p.labels.end();
-      }
-      if (inside)
-        for (const auto &[n, v] : rec->best)
-          e.constants[n] = ConstValue::parse(v);
+      if (auto c = configOfLabels(*space_, rec->best))
+        e.constants = configConstants(*space_, *c);
       else
         e.source = "default";
     }

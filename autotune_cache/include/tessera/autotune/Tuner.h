@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -164,6 +165,10 @@ private:
   std::shared_ptr<Program> program_;
   std::string kernel_;
   const KernelInfo *info_ = nullptr;
+  /// The kernel's space and the record key without its key values (set
+  /// when the kernel has an @autotune space).
+  std::optional<Space> space_;
+  RecordKey keyBase_;
   TunedKernelOptions opts_;
   std::unique_ptr<TuningCache> cache_;
   std::mutex mu_;
