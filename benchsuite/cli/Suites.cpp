@@ -105,7 +105,7 @@ std::string firstLine(const std::string &s) {
 }
 
 /// Compiles (with the tuning mode), validates, times; fills `r`.
-void runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan, CaseResult &r) {
+void runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
   auto fail = [&](const std::string &why) {
     r.passed = false;
     r.failure = why;
@@ -162,9 +162,12 @@ void runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan, CaseResult &r) {
       return fail(firstLine(k.status().toString()));
     extra.push_back({*k, args});
   }
+  // On cuda launchTimed flushes the L2 before the kernel (the cpu cache is
+  // flushed by the sampler's callback).
+  const bool flushGpu = ctx.flushCaches && ctx.device == DeviceKind::Cuda;
   auto launchAll = [&]() -> StatusOr<double> {
     TESSERA_ASSIGN_OR_RETURN(double ms,
-                             (*kernel)->launchTimed(plan.args, {}, false));
+                             (*kernel)->launchTimed(plan.args, {}, flushGpu));
     for (auto &[k, args] : extra) {
       TESSERA_ASSIGN_OR_RETURN(double more, k->launchTimed(args, {}, false));
       ms += more;
@@ -242,7 +245,6 @@ void runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan, CaseResult &r) {
     }
   }
   r.passed = true;
-  (void)spec;
 }
 
 std::vector<double> toDoubles(const std::vector<float> &v, int64_t n,
@@ -300,9 +302,8 @@ CaseResult runVectorOp(RunContext &ctx, const CaseSpec &spec) {
       std::vector<float> c(buf->c.size(), 0.0f);
       if (add)
         loops::addStrided(buf->a.data(), buf->b.data(), c.data(), n, s, 1);
-      else
-        for (int64_t i = 0; i < n; ++i)
-          c[size_t(i * s)] = buf->a[size_t(i * s)] * buf->b[size_t(i * s)];
+      else // mul cases are contiguous
+        loops::mul(buf->a.data(), buf->b.data(), c.data(), n, 1);
       return toDoubles(c, n, s);
     };
     p.baseline = [buf, n, s, add, threads] {
@@ -345,7 +346,7 @@ CaseResult runVectorOp(RunContext &ctx, const CaseSpec &spec) {
         op == "reduce_max" ? ToleranceOp::Elementwise : ToleranceOp::Reduction;
     p.reductionLength = n;
   }
-  runPlan(ctx, spec, p, r);
+  runPlan(ctx, p, r);
   return r;
 }
 
@@ -473,7 +474,7 @@ CaseResult runStream(RunContext &ctx, const CaseSpec &spec) {
     return toDoubles(out, n, s);
   };
   p.baseline = [buf, kernelOn, threads] { kernelOn(buf->c.data(), threads); };
-  runPlan(ctx, spec, p, r);
+  runPlan(ctx, p, r);
   return r;
 }
 

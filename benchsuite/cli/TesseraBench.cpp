@@ -5,6 +5,7 @@
 //                     [--sizes quick|full] [--tune off|cached|on]
 //                     [--format table|json|csv|md] [--out FILE]
 //   tessera-bench compare BASE.json NEW.json [--threshold 5%]
+//       (exit 1: a case regressed; 2: a file could not be read)
 //   tessera-bench warmup MANIFEST.json [--cache-dir DIR] [--json FILE]
 //   tessera-bench tuner-eval FILE... [--strategies ...] [--seeds N]
 //
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -32,10 +34,11 @@ using namespace tessera::bench;
 
 namespace {
 
-int fail(const std::string &what) {
+int failWith(int status, const std::string &what) {
   std::fprintf(stderr, "tessera-bench: %s\n", what.c_str());
-  return 1;
+  return status;
 }
+int fail(const std::string &what) { return failWith(1, what); }
 
 std::vector<std::string> splitComma(const std::string &s) {
   std::vector<std::string> out;
@@ -56,8 +59,9 @@ std::string cacheRoot() {
 }
 
 /// The CPU peaks: measured once per machine (FMA throughput, STREAM triad)
-/// and cached under the cache directory.
-Peaks cpuPeaks(int threads) {
+/// and cached under the cache directory. Without `measure`, only the cached
+/// ones (nullopt when there are none).
+std::optional<Peaks> cpuPeaks(int threads, bool measure) {
   CpuPeaks p;
   std::string root = cacheRoot();
   std::string file =
@@ -69,6 +73,8 @@ Peaks cpuPeaks(int threads) {
     ss << in.rdbuf();
     cached = in && fromCacheString(ss.str(), p) && p.threads == threads;
   }
+  if (!cached && !measure)
+    return std::nullopt;
   if (!cached) {
     p = measureCpuPeaks(threads);
     if (!file.empty()) {
@@ -135,7 +141,9 @@ int main(int argc, char **argv) {
   run->add_flag("--no-flush", noFlush,
                 "Do not flush the last-level cache between samples");
 
-  CLI::App *cmp = app.add_subcommand("compare", "Compare two result files");
+  CLI::App *cmp = app.add_subcommand(
+      "compare", "Compare two result files (exit 1 on a regression, 2 on "
+                 "an unreadable file)");
   std::string base, next, threshold = "5%";
   cmp->add_option("base", base)->required();
   cmp->add_option("new", next)->required();
@@ -162,13 +170,13 @@ int main(int argc, char **argv) {
   if (*cmp) {
     auto b = readResultFile(base);
     if (!b.ok())
-      return fail(b.status().toString());
+      return failWith(2, b.status().toString());
     auto n = readResultFile(next);
     if (!n.ok())
-      return fail(n.status().toString());
+      return failWith(2, n.status().toString());
     auto t = parseThreshold(threshold);
     if (!t.ok())
-      return fail(t.status().toString());
+      return failWith(2, t.status().toString());
     Comparison c = compare(*b, *n, *t);
     std::fputs(formatComparison(c, tty).c_str(), stdout);
     return c.regressed ? 1 : 0;
@@ -203,10 +211,13 @@ int main(int argc, char **argv) {
                         std::string(computePathName(path)).c_str(), v);
       }
     }
-    Peaks p = cpuPeaks(int(rt.numThreads()));
-    std::printf("cpu peaks: %.1f GFLOPS fp32, %.1f GB/s (%s)\n",
-                p.tflops[ComputePath::Fp32] * 1000, p.bandwidthGBs,
-                p.source.c_str());
+    if (auto p = cpuPeaks(int(rt.numThreads()), /*measure=*/false))
+      std::printf("cpu peaks: %.1f GFLOPS fp32, %.1f GB/s (%s)\n",
+                  p->tflops[ComputePath::Fp32] * 1000, p->bandwidthGBs,
+                  p->source.c_str());
+    else
+      std::printf("cpu peaks: not measured yet (the first `run` on cpu "
+                  "measures and caches them)\n");
     return 0;
   }
 
@@ -244,7 +255,7 @@ int main(int argc, char **argv) {
     result.header.device["computeUnits"] = std::to_string(info->computeUnits);
   }
   if (ctx.device == DeviceKind::Cpu) {
-    ctx.peaks = cpuPeaks(int(rt.numThreads()));
+    ctx.peaks = cpuPeaks(int(rt.numThreads()), /*measure=*/true);
     ctx.cpuFlusher = std::make_unique<CpuCacheFlusher>();
   } else if (ctx.device == DeviceKind::Cuda && info.ok()) {
     ctx.peaks = gpuPeaks(info->name, info->clockMHz);
