@@ -18,6 +18,7 @@
 #include "CuBlas.h"
 #include "Cuda/CudaDevice.h"
 #include "tessera/Driver/Driver.h"
+#include "tessera/Support/Tolerance.h"
 #include "tessera/runtime/Runtime.h"
 
 #include <CLI/CLI.hpp>
@@ -268,48 +269,16 @@ StatusOr<std::vector<float>> download(const DeviceBuffer &buffer, DType dtype,
 // Checking
 //===----------------------------------------------------------------------===//
 
-/// An element passes when |actual - expected| <= atol + rtol * |expected|.
-struct Tolerance {
-  double atol = 0, rtol = 0;
-};
+// Tolerances come from the shared table (tessera/Support/Tolerance.h).
 
-/// The element-wise tolerances of the test suite (docs/testing.md): about
-/// one ulp of the stored type for f16 and bf16, a few dozen for f32.
-Tolerance baseTolerance(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return {1e-3, 1e-3};
-  case DType::BF16:
-    return {1.6e-2, 1.6e-2};
-  default:
-    return {1e-5, 1e-5};
-  }
-}
-
-/// GEMM output (f32) against another f32-accumulated GEMM over K terms: the
-/// test suite's rule (atol grows like sqrt(K), the typical size of a sum of
-/// K random-signed O(1) products). The f32 base is raised to 1e-4 because
-/// the reference is cuBLAS, whose own rounding differs from Tessera's, not
-/// an exact result.
+/// GEMM output (f32) against cuBLAS over K terms: the table's Gemm rule
+/// (atol grows like sqrt(K)), with the f32 base raised to 1e-4 because the
+/// reference is cuBLAS, whose own rounding differs from Tessera's, not an
+/// exact result.
 Tolerance gemmTolerance(DType storage, int64_t k) {
-  Tolerance t =
-      storage == DType::F32 ? Tolerance{1e-4, 1e-4} : baseTolerance(storage);
-  t.atol *= std::sqrt(double(k));
-  return t;
-}
-
-/// Row statistics over `len` terms add a relative f32 error ~sqrt(len) ulp.
-Tolerance rowTolerance(DType storage, int64_t len) {
-  Tolerance t = baseTolerance(storage);
-  double g = 8.0 * std::sqrt(double(len)) * 0x1p-24;
-  return {t.atol + g, t.rtol + g};
-}
-
-/// Attention rounds P to the storage type once more before P*V.
-Tolerance attentionTolerance(DType storage, int64_t len) {
-  Tolerance t = rowTolerance(storage, len);
-  t.atol += baseTolerance(storage).atol;
-  return t;
+  if (storage == DType::F32)
+    return {1e-4 * std::sqrt(double(k)), 1e-4};
+  return toleranceFor(storage, ToleranceOp::Gemm, k);
 }
 
 /// The outcome of comparing `count` output elements with their references.
@@ -667,12 +636,11 @@ void runGemm(Bench &bench, const Program &prog, const KernelInfo &info,
       fail(config->label, out.status());
       continue;
     }
-    // tf32: f16's row (10 mantissa bits, see tf32GemmTolerance in the
-    // tests); fp8: exact products, f32 sums.
-    Comparison cmp{gemmTolerance(tf32  ? DType::F16
-                                 : fp8 ? DType::F32
-                                       : dtype,
-                                 n)};
+    // tf32: rounded inputs (tf32GemmTolerance); fp8: exact products, f32
+    // sums.
+    Comparison cmp{tf32  ? tf32GemmTolerance(n)
+                   : fp8 ? gemmTolerance(DType::F32, n)
+                         : gemmTolerance(dtype, n)};
     if (reference) {
       for (size_t i = 0; i < elems; ++i)
         cmp.add(int64_t(i), (*out)[i], (*reference)[i]);
@@ -851,7 +819,8 @@ MemoryCase streamCase(const std::string &kernel, int64_t n) {
       args.emplace_back(3.0);
     return args;
   };
-  mc.tol = triad ? baseTolerance(DType::F32) : Tolerance{0, 0};
+  mc.tol = triad ? toleranceFor(DType::F32, ToleranceOp::Elementwise)
+                 : Tolerance{0, 0};
   return mc;
 }
 
@@ -864,7 +833,7 @@ MemoryCase softmaxCase(DType dtype, int64_t rows, int64_t cols) {
   mc.rowLength = cols;
   mc.inputs.push_back(randomData(dtype, size_t(rows * cols), 21));
   mc.bytes = 2.0 * double(dtypeSize(dtype)) * double(rows * cols);
-  mc.tol = rowTolerance(dtype, cols);
+  mc.tol = toleranceFor(dtype, ToleranceOp::Softmax, cols);
   mc.args = [=](std::vector<DeviceBuffer> &in,
                 DeviceBuffer &out) -> StatusOr<std::vector<Arg>> {
     TESSERA_ASSIGN_OR_RETURN(TensorView x,
@@ -906,7 +875,7 @@ MemoryCase layerNormCase(DType dtype, int64_t rows, int64_t hidden) {
   // Read x and write out once, plus weight and bias.
   mc.bytes = double(dtypeSize(dtype)) *
              (2.0 * double(rows * hidden) + 2.0 * double(hidden));
-  mc.tol = rowTolerance(dtype, hidden);
+  mc.tol = toleranceFor(dtype, ToleranceOp::LayerNorm, hidden);
   mc.args = [=](std::vector<DeviceBuffer> &in,
                 DeviceBuffer &out) -> StatusOr<std::vector<Arg>> {
     TESSERA_ASSIGN_OR_RETURN(TensorView x,
@@ -1051,7 +1020,7 @@ void runAttention(Bench &bench, DType dtype) {
   if (!out.ok())
     return fail(config.label, out.status());
 
-  Comparison cmp{attentionTolerance(dtype, std::max(S, D))};
+  Comparison cmp{toleranceFor(dtype, ToleranceOp::Attention, std::max(S, D))};
   std::mt19937_64 rng(44);
   std::vector<double> p(static_cast<size_t>(S));
   for (int64_t zh = 0; zh < Z * H; ++zh)
