@@ -445,6 +445,12 @@ void runMma(Fiber *const *lanes, int64_t count) {
       return f8E5M2BitsToF32(static_cast<const uint8_t *>(p)[i]);
     });
   }
+  // A variant the lowering emits but the simulator does not know must not
+  // leave D unwritten silently.
+  lanes[0]->sched->fail(StatusCode::kInternal,
+                        "sim: unknown mma.sync variant " +
+                            std::to_string(lanes[0]->syncMode) + " in " +
+                            lanes[0]->sched->where());
 }
 
 } // namespace
