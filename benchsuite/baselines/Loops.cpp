@@ -79,7 +79,8 @@ template <typename Body>
 void parallelRows(int64_t rows, int64_t cols, int threads, const Body &body) {
   if (rows <= 0)
     return;
-  int used = loops::effectiveThreads(rows * std::max<int64_t>(cols, 1), threads);
+  int used =
+      loops::effectiveThreads(rows * std::max<int64_t>(cols, 1), threads);
   used = static_cast<int>(std::min<int64_t>(used, rows));
   if (used <= 1) {
     body(int64_t(0), rows);
@@ -158,8 +159,8 @@ void copyStridedKernel(const float *__restrict a, float *__restrict c,
     c[i * stride] = a[i * stride];
 }
 
-void scaleStridedKernel(const float *__restrict a, float *__restrict c,
-                        float s, int64_t n, int64_t stride) {
+void scaleStridedKernel(const float *__restrict a, float *__restrict c, float s,
+                        int64_t n, int64_t stride) {
   for (int64_t i = 0; i < n; ++i)
     c[i * stride] = s * a[i * stride];
 }
@@ -189,9 +190,8 @@ void copyGatherKernel(const float *__restrict a, const int32_t *__restrict idx,
     c[i] = a[idx[i]];
 }
 
-void scaleGatherKernel(const float *__restrict a,
-                       const int32_t *__restrict idx, float *__restrict c,
-                       float s, int64_t n) {
+void scaleGatherKernel(const float *__restrict a, const int32_t *__restrict idx,
+                       float *__restrict c, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     c[i] = s * a[idx[i]];
 }
@@ -559,4 +559,51 @@ void loops::layerNorm(const float *x, const float *weight, const float *bias,
     for (int64_t r = begin; r < end; ++r)
       layerNormRow(x + r * hidden, weight, bias, y + r * hidden, hidden, eps);
   });
+}
+
+void loops::attention(const float *q, const float *k, const float *v, float *o,
+                      int64_t heads, int64_t seqQ, int64_t seqK,
+                      int64_t headDim, float scale, bool causal, int threads) {
+  // One work item per (head, query row): scores s_j = scale * q . k_j over
+  // the visible keys, p = softmax(s), o = sum_j p_j v_j.
+  const int64_t diag = seqK - seqQ;
+  parallelRows(heads * seqQ, seqK * headDim, threads,
+               [&](int64_t begin, int64_t end) {
+                 std::vector<float> s(static_cast<size_t>(seqK));
+                 std::vector<float> acc(static_cast<size_t>(headDim));
+                 for (int64_t row = begin; row < end; ++row) {
+                   const int64_t h = row / seqQ, i = row % seqQ;
+                   const float *qi = q + row * headDim;
+                   const float *kh = k + h * seqK * headDim;
+                   const float *vh = v + h * seqK * headDim;
+                   int64_t visible = seqK;
+                   if (causal)
+                     visible = std::clamp<int64_t>(i + diag + 1, 0, seqK);
+                   float m = -std::numeric_limits<float>::infinity();
+                   for (int64_t j = 0; j < visible; ++j) {
+                     const float *kj = kh + j * headDim;
+                     float dot = 0;
+                     for (int64_t d = 0; d < headDim; ++d)
+                       dot += qi[d] * kj[d];
+                     s[size_t(j)] = dot * scale;
+                     m = std::max(m, s[size_t(j)]);
+                   }
+                   float sum = 0;
+                   for (int64_t j = 0; j < visible; ++j) {
+                     s[size_t(j)] = expPoly(s[size_t(j)] - m);
+                     sum += s[size_t(j)];
+                   }
+                   std::fill(acc.begin(), acc.end(), 0.0f);
+                   for (int64_t j = 0; j < visible; ++j) {
+                     const float *vj = vh + j * headDim;
+                     const float p = s[size_t(j)];
+                     for (int64_t d = 0; d < headDim; ++d)
+                       acc[size_t(d)] += p * vj[d];
+                   }
+                   float *oi = o + row * headDim;
+                   const float inv = visible > 0 ? 1.0f / sum : 0.0f;
+                   for (int64_t d = 0; d < headDim; ++d)
+                     oi[d] = acc[size_t(d)] * inv;
+                 }
+               });
 }

@@ -129,9 +129,18 @@ void softmaxCausal(const float *x, float *y, int64_t rows, int64_t cols,
 /// y = (x - mean) / sqrt(var + eps) * weight + bias, with the mean and the
 /// (biased) variance computed in two passes. weight and bias may be null,
 /// meaning all-ones and all-zeros.
-void layerNorm(const float *x, const float *weight, const float *bias,
-               float *y, int64_t rows, int64_t hidden, float eps,
-               int threads = 1);
+void layerNorm(const float *x, const float *weight, const float *bias, float *y,
+               int64_t rows, int64_t hidden, float eps, int threads = 1);
+
+/// Attention forward o = softmax(scale * q k^T) v for `heads` independent
+/// heads (batch x heads flattened), q and o [heads x seqQ x headDim], k and v
+/// [heads x seqK x headDim], row-major. With `causal`, query i sees keys
+/// j <= i + (seqK - seqQ) (bottom-right aligned, as the kernel library). The
+/// scores of one row are kept (seqK floats per thread); exp is the same
+/// polynomial as softmax. Rows are distributed over threads.
+void attention(const float *q, const float *k, const float *v, float *o,
+               int64_t heads, int64_t seqQ, int64_t seqK, int64_t headDim,
+               float scale, bool causal, int threads = 1);
 
 } // namespace tessera::bench::loops
 

@@ -1,8 +1,9 @@
 //===- Suites.h - The benchmark suites of tessera-bench ---------*- C++ -*-===//
 //
-// A suite lists its cases for a size set and runs one case: compile (with
-// the tuning mode), validate against its baseline under the dtype tolerance
-// table, time Tessera and the baseline with the sampler, count the work.
+// A suite lists its cases for a request (size set or explicit sizes,
+// precisions, device) and runs one case: compile (with the tuning mode),
+// validate against a reference under the dtype tolerance table, time
+// Tessera and the baseline with the sampler, count the work.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,17 +24,40 @@
 
 namespace tessera::bench {
 
-enum class SizeSet { Quick, Full };
+enum class SizeSet { Quick, Full, Custom };
 enum class TuneMode { Off, Cached, On };
+
+/// What `run` asked for.
+struct CaseRequest {
+  SizeSet sizes = SizeSet::Quick;
+  DeviceKind device = DeviceKind::Cpu;
+  /// Explicit sizes (`--sizes "M=4096,N=4096,K=4096;..."`), with
+  /// SizeSet::Custom: each map applies to the suites whose dimensions it
+  /// names.
+  std::vector<std::map<std::string, int64_t>> custom;
+  /// Precision policies (`--precision`); empty = each suite's defaults.
+  std::vector<std::string> precisions;
+};
 
 /// One case before it runs.
 struct CaseSpec {
   std::string suite, kernel, name;
   std::map<std::string, std::string> params;
-  int64_t n = 0;      ///< elements per array
-  int64_t stride = 1; ///< strided access patterns
+  std::string precision = "fp32"; ///< policy, e.g. "bf16@accum(fp32)"
+  int64_t n = 0;                  ///< elements per array
+  int64_t stride = 1;             ///< strided access patterns
   std::string op, pattern;
+  /// Named dimensions (M, N, K, B, H, S, D, ...) and flags (causal,
+  /// transA, transB as 0/1).
+  std::map<std::string, int64_t> dims;
+  int64_t dim(const std::string &name, int64_t otherwise = 0) const {
+    auto it = dims.find(name);
+    return it == dims.end() ? otherwise : it->second;
+  }
 };
+
+/// Which baseline runs beside each case.
+enum class BaselineChoice { Auto, None, OpenBlas, Loop };
 
 /// What every case of a run shares.
 struct RunContext {
@@ -44,6 +68,10 @@ struct RunContext {
   std::string cacheDir;
   SamplerOptions sampler;
   bool flushCaches = true;
+  BaselineChoice baseline = BaselineChoice::Auto;
+  /// GPU architecture whose PTX/cubin compile times and resources are
+  /// reported for every case ("" = none).
+  std::string gpuArch;
   std::optional<Peaks> peaks;
   std::unique_ptr<CpuCacheFlusher> cpuFlusher;
   /// Loaded kernel files by name ("vector_ops").
@@ -53,12 +81,26 @@ struct RunContext {
 
 struct Suite {
   std::string name, description;
-  std::function<std::vector<CaseSpec>(SizeSet, DeviceKind)> cases;
+  /// Precision policies the suite accepts, and those run by default.
+  std::vector<std::string> precisions, defaultPrecisions;
+  /// The dimension names a `--sizes` entry must give for this suite.
+  std::vector<std::string> sizeKeys;
+  std::function<std::vector<CaseSpec>(const CaseRequest &)> cases;
   std::function<CaseResult(RunContext &, const CaseSpec &)> run;
 };
 
 /// Every suite, in the order `list` shows them.
 const std::vector<Suite> &allSuites();
+
+/// Parses `--sizes` text "K=V,K=V;K=V,..." (positive integers; names are
+/// case-sensitive, e.g. "M=4096,N=4096,K=4096;B=8,H=16,S=1024,D=64").
+StatusOr<std::vector<std::map<std::string, int64_t>>>
+parseSizeList(const std::string &text);
+
+/// The canonical spelling of a precision policy as suites use it ("fp32",
+/// "fp16", "bf16", "tf32", "fp8_e4m3@accum(fp32)", ...); an error for an
+/// unknown policy.
+StatusOr<std::string> canonicalPrecision(const std::string &text);
 
 } // namespace tessera::bench
 

@@ -99,6 +99,16 @@ Comparison tessera::bench::compare(const RunResult &base, const RunResult &next,
       continue;
     }
     const CaseResult &n = *it->second;
+    // A skipped case (no fault of the kernel) is never a regression.
+    if (n.skipped || b.skipped) {
+      ch.verdict =
+          n.skipped ? CaseChange::Verdict::Missing : CaseChange::Verdict::New;
+      ch.detail = "skipped: " + (n.skipped ? n.failure : b.failure);
+      if (n.passed)
+        ch.newMedian = n.stats.median;
+      out.cases.push_back(std::move(ch));
+      continue;
+    }
     if (b.passed)
       ch.baseMedian = b.stats.median;
     if (n.passed)

@@ -107,3 +107,19 @@ Work tessera::bench::attentionWork(int64_t batch, int64_t heads, int64_t seqQ,
   w.bytes = bh * (2 * d(seqQ) + 2 * d(seqK)) * d(headDim) * elemBytes;
   return w;
 }
+
+Work tessera::bench::causalSoftmaxWork(int64_t matrices, int64_t seqQ,
+                                       int64_t seqK, int elemBytes) {
+  Work w;
+  double pairs = double(matrices) * double(attentionPairs(seqQ, seqK, true));
+  w.flops = 5.0 * pairs;
+  w.bytes = (pairs + double(matrices) * double(seqQ) * double(seqK)) *
+            double(elemBytes);
+  return w;
+}
+
+double tessera::bench::allReduceBusBandwidth(double algbw, int ranks) {
+  if (ranks < 1)
+    return 0;
+  return algbw * 2.0 * double(ranks - 1) / double(ranks);
+}

@@ -52,7 +52,8 @@ std::string fmtRate(double x) {
     return formatString("%.0f", x);
   if (x >= 10)
     return formatString("%.1f", x);
-  return formatString("%.2f", x);
+  // Three significant digits below 10 (0.0035 TFLOPS, not 0.00).
+  return formatString("%.3g", x);
 }
 
 std::string fmtErrors(const CaseResult &c) {
@@ -168,9 +169,12 @@ std::string tessera::bench::formatTable(const RunResult &run, bool color) {
                              {oneLine(c.precision)},
                              {oneLine(configText(c))}};
     if (!c.passed) {
-      row.push_back(
-          {"FAILED: " + oneLine(c.failure) + " (" + fmtErrors(c) + ")", false,
-           kRed, true});
+      if (c.skipped)
+        row.push_back({"SKIPPED: " + oneLine(c.failure), false, kYellow, true});
+      else
+        row.push_back(
+            {"FAILED: " + oneLine(c.failure) + " (" + fmtErrors(c) + ")", false,
+             kRed, true});
       rows.push_back(std::move(row));
       continue;
     }
@@ -249,7 +253,9 @@ std::string tessera::bench::formatCsv(const RunResult &run) {
                                   c.device,
                                   c.precision,
                                   c.passed ? "true" : "false",
-                                  c.passed ? "" : oneLine(c.failure),
+                                  c.passed    ? ""
+                                  : c.skipped ? "skipped: " + oneLine(c.failure)
+                                              : oneLine(c.failure),
                                   num(c.maxAbsError),
                                   num(c.maxRelError),
                                   cfg,
@@ -311,6 +317,11 @@ std::string tessera::bench::formatMarkdown(const RunResult &run) {
   for (const CaseResult &c : run.cases) {
     out += "| " + mdCell(c.name) + " | " + mdCell(c.device) + " | " +
            mdCell(c.precision) + " | " + mdCell(configText(c)) + " | ";
+    if (c.skipped) {
+      out +=
+          "SKIPPED: " + mdCell(c.failure) + " | - | - | - | - | - | - | - |\n";
+      continue;
+    }
     if (!c.passed) {
       out += "**FAILED**: " + mdCell(c.failure) + " (" + fmtErrors(c) +
              ") | - | - | - | - | " +

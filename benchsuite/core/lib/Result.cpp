@@ -63,6 +63,8 @@ Status validateCase(const CaseResult &c) {
   for (auto &[key, value] : c.resources)
     if (!isFinite(value))
       return bad("a resource value is not finite");
+  if (c.skipped && c.passed)
+    return bad("both passed and skipped");
   if (!c.passed) {
     if (c.failure.empty())
       return bad("FAILED without a failure text");
@@ -139,6 +141,8 @@ Json caseToJson(const CaseResult &c) {
   j["passed"] = c.passed;
   if (!c.passed)
     j["failure"] = c.failure;
+  if (c.skipped)
+    j["skipped"] = true;
   j["maxAbsError"] = c.maxAbsError;
   j["maxRelError"] = c.maxRelError;
   if (c.passed) {
@@ -169,6 +173,10 @@ Json caseToJson(const CaseResult &c) {
     j["baseline"] = std::move(b);
   }
   j["resources"] = numberMap(c.resources);
+  if (!c.resourcesArch.empty())
+    j["resourcesArch"] = c.resourcesArch;
+  if (!c.resourcesNote.empty())
+    j["resourcesNote"] = c.resourcesNote;
   return j;
 }
 } // namespace
@@ -363,6 +371,7 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
     return;
   if (!c.passed) {
     r.str(j, p, "failure", c.failure, true);
+    r.boolean(j, p, "skipped", c.skipped, false);
     for (const char *key : {"samplesMs", "stats", "stopReason", "tflops", "gbs",
                             "rooflineEfficiency"})
       if (j.contains(key))
@@ -418,6 +427,8 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
     c.baseline = std::move(base);
   }
   r.numberMap(j, p, "resources", c.resources, false);
+  r.str(j, p, "resourcesArch", c.resourcesArch, false);
+  r.str(j, p, "resourcesNote", c.resourcesNote, false);
 }
 } // namespace
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,6 +124,85 @@ TEST(BenchCli, CompareFlagsAnInjectedRegressionOnly) {
       0);
   // A bad file is an error (its own status), not a crash or a regression.
   EXPECT_EQ(run("compare " + base + " " + tempDir() + "/missing.json"), 2);
+}
+
+std::string outputText() {
+  std::ifstream out(tempDir() + "/out.txt");
+  return std::string((std::istreambuf_iterator<char>(out)),
+                     std::istreambuf_iterator<char>());
+}
+
+// The compute suites at small explicit sizes, in two precisions, on cpu and
+// sim: every case validates; each --sizes entry runs in the suites whose
+// dimensions it names; cpu cases carry their baseline and the GPU
+// artifacts (PTX/cubin time, registers, occupancy) for sm_90a.
+TEST(BenchCli, DenseSuitesAtExplicitSizesValidate) {
+  const std::string sizes =
+      "\"M=64,N=48,K=40;M=33,N=17,K=70,transA=1;S=8,H=100;"
+      "B=1,H=2,S=40,causal=1;S=64,D=64,causal=1\"";
+  for (const char *device : {"cpu", "sim"}) {
+    SCOPED_TRACE(device);
+    std::string out = tempDir() + "/dense-" + device + ".json";
+    ASSERT_EQ(run(std::string("run --suite gemm,layer_norm,softmax,attention "
+                              "--precision fp32,fp16 --max-seconds 0.02 "
+                              "--sizes ") +
+                  sizes + " --device " + device + " --out " + out),
+              0)
+        << outputText();
+    auto r = readResultFile(out);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    std::map<std::string, int> perSuite;
+    for (const CaseResult &c : r->cases) {
+      ++perSuite[c.suite];
+      EXPECT_TRUE(c.passed) << c.name << ": " << c.failure;
+      EXPECT_TRUE(c.precision == "fp32" || c.precision == "fp16") << c.name;
+      EXPECT_GT(c.work.flops, 0) << c.name;
+      if (std::string(device) == "cpu") {
+        EXPECT_TRUE(c.baseline) << c.name;
+        EXPECT_EQ(c.resourcesArch, "sm_90a") << c.name << c.resourcesNote;
+        EXPECT_GT(
+            c.resources.count("registers") ? c.resources.at("registers") : 0, 0)
+            << c.name;
+        EXPECT_GT(
+            c.resources.count("occupancy") ? c.resources.at("occupancy") : 0, 0)
+            << c.name;
+        EXPECT_GT(c.compile.ptx, 0) << c.name;
+        EXPECT_GT(c.compile.cubin, 0) << c.name;
+      }
+    }
+    // gemm: 2 entries; layer_norm: S,H; softmax: S,H and B,H,S,causal;
+    // attention: S,D,causal -- each in two precisions.
+    EXPECT_EQ(perSuite["gemm"], 4);
+    EXPECT_EQ(perSuite["layer_norm"], 2);
+    EXPECT_EQ(perSuite["softmax"], 4);
+    EXPECT_EQ(perSuite["attention"], 2);
+  }
+}
+
+TEST(BenchCli, AllReduceIsSkippedNotFailedWithoutGpus) {
+  std::string out = tempDir() + "/allreduce.json";
+  ASSERT_EQ(run("run --suite all_reduce --device cpu --out " + out), 0)
+      << outputText();
+  auto r = readResultFile(out);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  ASSERT_FALSE(r->cases.empty());
+  for (const CaseResult &c : r->cases) {
+    EXPECT_TRUE(c.skipped) << c.name;
+    EXPECT_FALSE(c.passed) << c.name;
+    EXPECT_NE(c.failure.find("GPU"), std::string::npos) << c.failure;
+  }
+  EXPECT_NE(outputText().find("SKIPPED"), std::string::npos);
+}
+
+TEST(BenchCli, BadRunOptionsAreClearErrors) {
+  EXPECT_EQ(run("run --suite gemm --precision fp6 --device cpu"), 1);
+  EXPECT_NE(outputText().find("fp6"), std::string::npos) << outputText();
+  EXPECT_EQ(run("run --suite gemm --sizes \"M=64,N=x\" --device cpu"), 1);
+  EXPECT_NE(outputText().find("N=x"), std::string::npos) << outputText();
+  // Sizes no selected suite understands: nothing to run is an error.
+  EXPECT_EQ(run("run --suite gemm --sizes \"Q=3\" --device cpu"), 1);
+  EXPECT_NE(outputText().find("no case to run"), std::string::npos)
+      << outputText();
 }
 
 // warmup and tuner-eval are the autotuner's, reached through tessera-bench.

@@ -43,7 +43,16 @@ std::vector<float> randomVector(size_t n, unsigned seed, float lo = -1.0f,
 /// Sizes around the vector width (16 f32), the reduction block (64) and
 /// large enough for 2 and 3 threads to really be used (> 3 *
 /// kMinElementsPerThread), none a multiple of the thread count.
-const std::vector<int64_t> kSizes = {0, 1, 7, 15, 16, 17, 63, 64, 65, 1001,
+const std::vector<int64_t> kSizes = {0,
+                                     1,
+                                     7,
+                                     15,
+                                     16,
+                                     17,
+                                     63,
+                                     64,
+                                     65,
+                                     1001,
                                      3 * loops::kMinElementsPerThread + 7};
 const std::vector<int> kThreads = {1, 2, 3};
 
@@ -155,9 +164,8 @@ TEST(BaselinesLoops, StreamContiguous) {
 
 TEST(BaselinesLoops, StreamStrided) {
   for (int64_t stride : {1, 2, 4, 8}) {
-    for (int64_t n :
-         {int64_t(0), int64_t(1), int64_t(17), int64_t(1001),
-          int64_t(2 * loops::kMinElementsPerThread + 5)}) {
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(17), int64_t(1001),
+                      int64_t(2 * loops::kMinElementsPerThread + 5)}) {
       int64_t span = n == 0 ? 0 : (n - 1) * stride + 1;
       std::vector<float> a = randomVector(span, 3), b = randomVector(span, 4);
       for (int threads : kThreads) {
@@ -175,23 +183,28 @@ TEST(BaselinesLoops, StreamStrided) {
         };
         std::vector<float> c(span, 42.0f);
         loops::copyStrided(a.data(), c.data(), n, stride, threads);
-        check(c, [&](int64_t i) { return a[i]; }, "copy");
+        check(
+            c, [&](int64_t i) { return a[i]; }, "copy");
         c.assign(span, 42.0f);
         loops::scaleStrided(a.data(), c.data(), s, n, stride, threads);
-        check(c, [&](int64_t i) { return s * a[i]; }, "scale");
+        check(
+            c, [&](int64_t i) { return s * a[i]; }, "scale");
         c.assign(span, 42.0f);
         loops::addStrided(a.data(), b.data(), c.data(), n, stride, threads);
-        check(c, [&](int64_t i) { return a[i] + b[i]; }, "add");
+        check(
+            c, [&](int64_t i) { return a[i] + b[i]; }, "add");
         c.assign(span, 42.0f);
         loops::triadStrided(a.data(), b.data(), c.data(), s, n, stride,
                             threads);
-        check(c, [&](int64_t i) { return a[i] + s * b[i]; }, "triad");
+        check(
+            c, [&](int64_t i) { return a[i] + s * b[i]; }, "triad");
 
         std::vector<float> y(span, 42.0f);
         for (int64_t i = 0; i < span; i += stride)
           y[i] = b[i];
         loops::axpyStrided(s, a.data(), y.data(), n, stride, threads);
-        check(y, [&](int64_t i) { return s * a[i] + b[i]; }, "axpy");
+        check(
+            y, [&](int64_t i) { return s * a[i] + b[i]; }, "axpy");
       }
     }
   }
@@ -323,8 +336,8 @@ TEST(BaselinesLoops, SoftmaxExtremeInputs) {
   const float inf = std::numeric_limits<float>::infinity();
   // -inf entries (user masking) give exactly 0; huge spreads underflow to 0;
   // large equal values do not overflow.
-  std::vector<float> x = {0.0f, -inf, 1.0f, -1000.0f, 80.0f, 80.0f,
-                          3.0e4f, 3.0e4f};
+  std::vector<float> x = {0.0f,  -inf,  1.0f,   -1000.0f,
+                          80.0f, 80.0f, 3.0e4f, 3.0e4f};
   std::vector<float> y(8);
   loops::softmax(x.data(), y.data(), 4, 2);
   EXPECT_EQ(y[0], 1.0f);
@@ -369,13 +382,55 @@ TEST(BaselinesLoops, SoftmaxCausal) {
     expectSoftmaxRow(&z[r * 9], &w[r * 9], 9, r + 1, r);
 }
 
+TEST(BaselinesLoops, AttentionMatchesDoubleReference) {
+  // Two heads, more keys than queries (the causal mask is bottom-right
+  // aligned: query i sees keys j <= i + seqK - seqQ).
+  const int64_t heads = 2, seqQ = 5, seqK = 7, d = 16;
+  std::vector<float> q = randomVector(heads * seqQ * d, 21);
+  std::vector<float> k = randomVector(heads * seqK * d, 22);
+  std::vector<float> v = randomVector(heads * seqK * d, 23);
+  const float scale = 0.25f;
+  for (bool causal : {false, true})
+    for (int threads : kThreads) {
+      SCOPED_TRACE(testing::Message()
+                   << "causal=" << causal << " threads=" << threads);
+      std::vector<float> o(heads * seqQ * d, -7.0f);
+      loops::attention(q.data(), k.data(), v.data(), o.data(), heads, seqQ,
+                       seqK, d, scale, causal, threads);
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < seqQ; ++i) {
+          int64_t visible = causal ? i + (seqK - seqQ) + 1 : seqK;
+          std::vector<double> p(static_cast<size_t>(visible));
+          double m = -1e300, sum = 0;
+          for (int64_t j = 0; j < visible; ++j) {
+            double s = 0;
+            for (int64_t c = 0; c < d; ++c)
+              s += double(q[(h * seqQ + i) * d + c]) *
+                   double(k[(h * seqK + j) * d + c]);
+            p[size_t(j)] = s * scale;
+            m = std::max(m, p[size_t(j)]);
+          }
+          for (double &x : p)
+            sum += (x = std::exp(x - m));
+          for (int64_t c = 0; c < d; ++c) {
+            double want = 0;
+            for (int64_t j = 0; j < visible; ++j)
+              want += p[size_t(j)] / sum * double(v[(h * seqK + j) * d + c]);
+            EXPECT_NEAR(o[(h * seqQ + i) * d + c], want, 1e-5)
+                << "head " << h << " row " << i << " col " << c;
+          }
+        }
+    }
+}
+
 TEST(BaselinesLoops, LayerNorm) {
   const float eps = 1e-5f;
   for (int64_t hidden : {1, 5, 16, 65, 768, 1029}) {
     int64_t rows = 3 * loops::kMinElementsPerThread / hidden + 3;
     // Offset mean checks that the variance pass is centred.
     std::vector<float> x = randomVector(rows * hidden, 13, 9.0f, 11.0f);
-    std::vector<float> w = randomVector(hidden, 14), b = randomVector(hidden, 15);
+    std::vector<float> w = randomVector(hidden, 14),
+                       b = randomVector(hidden, 15);
     for (bool affine : {true, false}) {
       for (int threads : kThreads) {
         SCOPED_TRACE(testing::Message() << "hidden=" << hidden << " threads="

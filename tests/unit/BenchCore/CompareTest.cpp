@@ -93,6 +93,20 @@ TEST(Compare, PassToFailedRegresses) {
   EXPECT_FALSE(fixed.regressed);
 }
 
+TEST(Compare, SkippedIsNeverARegression) {
+  CaseResult skipped = failedCase("g", "1 GPU(s) found");
+  skipped.skipped = true;
+  RunResult base = runOf({passedCase("g", spreadSamples(1.0, 0.002))});
+  RunResult next = runOf({skipped});
+  Comparison c = compare(base, next);
+  EXPECT_EQ(c.cases[0].verdict, V::Missing);
+  EXPECT_EQ(c.cases[0].detail, "skipped: 1 GPU(s) found");
+  EXPECT_FALSE(c.regressed);
+  Comparison back = compare(next, base);
+  EXPECT_EQ(back.cases[0].verdict, V::New);
+  EXPECT_FALSE(back.regressed);
+}
+
 TEST(Compare, MissingAndNewCases) {
   RunResult base = runOf({passedCase("a", spreadSamples(1.0, 0.002)),
                           passedCase("gone", spreadSamples(1.0, 0.002))});

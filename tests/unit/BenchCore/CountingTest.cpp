@@ -73,3 +73,21 @@ TEST(Counting, AttentionCausalPairsExact) {
   Work big = attentionWork(4, 16, 2048, 2048, 64, true, 2);
   EXPECT_DOUBLE_EQ(big.flops, 4.0 * 4 * 16 * (2048.0 * 2049 / 2) * 64);
 }
+
+TEST(Counting, CausalSoftmaxReadsOnlyTheKeptPairs) {
+  // 4 x 4 scores: 1 + 2 + 3 + 4 = 10 kept of 16, two matrices.
+  Work w = causalSoftmaxWork(2, 4, 4, 2);
+  EXPECT_DOUBLE_EQ(w.flops, 5.0 * 20);
+  EXPECT_DOUBLE_EQ(w.bytes, (20.0 + 32.0) * 2);
+  // Never more than the full softmax.
+  Work full = softmaxWork(2 * 4, 4, 2);
+  EXPECT_LT(w.flops, full.flops);
+  EXPECT_LT(w.bytes, full.bytes);
+}
+
+TEST(Counting, AllReduceBusBandwidthAsNcclTests) {
+  EXPECT_DOUBLE_EQ(allReduceBusBandwidth(100.0, 2), 100.0);
+  EXPECT_DOUBLE_EQ(allReduceBusBandwidth(100.0, 8), 175.0);
+  EXPECT_DOUBLE_EQ(allReduceBusBandwidth(100.0, 1), 0.0);
+  EXPECT_DOUBLE_EQ(allReduceBusBandwidth(100.0, 0), 0.0);
+}

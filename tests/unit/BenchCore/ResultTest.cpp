@@ -55,7 +55,11 @@ RunResult fullRun() {
   bb.stats = computeStats(bb.samples);
   bad.baseline = bb;
   bad.compile.parse = 1.5;
-  r.cases = {ok, bad};
+  ok.resourcesArch = "sm_90a";
+  bad.resourcesNote = "sm_90a: needs 300000 bytes of shared memory";
+  CaseResult skipped = failedCase("all_reduce fp32 1 MiB", "1 GPU(s) found");
+  skipped.skipped = true;
+  r.cases = {ok, bad, skipped};
   return r;
 }
 
@@ -204,4 +208,15 @@ TEST(Result, MachineDescriptionAndTimestamp) {
   EXPECT_EQ(t[4], '-');
   EXPECT_EQ(t[10], 'T');
   EXPECT_EQ(t.back(), 'Z');
+}
+
+TEST(Result, SkippedCaseRoundTripsAndCarriesNoSpeed) {
+  RunResult run = fullRun();
+  StatusOr<RunResult> back = fromJson(toJson(run), "mem");
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_TRUE(back->cases[2].skipped);
+  EXPECT_FALSE(back->cases[0].skipped);
+  // A skipped case that claims to have passed is refused.
+  run.cases[0].skipped = true;
+  EXPECT_FALSE(validate(run).isOk());
 }

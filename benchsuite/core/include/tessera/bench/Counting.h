@@ -66,6 +66,18 @@ int64_t attentionPairs(int64_t seqQ, int64_t seqK, bool causal);
 Work attentionWork(int64_t batch, int64_t heads, int64_t seqQ, int64_t seqK,
                    int64_t headDim, bool causal, int elemBytes);
 
+/// Causal softmax of `matrices` [seqQ x seqK] score matrices (top-left
+/// aligned, as attentionPairs): only the kept pairs are read and computed
+/// (5 FLOPs each), every output element is written: bytes = (pairs +
+/// matrices * seqQ * seqK) * elemBytes.
+Work causalSoftmaxWork(int64_t matrices, int64_t seqQ, int64_t seqK,
+                       int elemBytes);
+
+/// nccl-tests' bus bandwidth of an all-reduce over `ranks` devices:
+/// algbw * 2 * (ranks - 1) / ranks, where algbw = message bytes / time
+/// (0 for fewer than one rank).
+double allReduceBusBandwidth(double algbw, int ranks);
+
 } // namespace tessera::bench
 
 #endif // TESSERA_BENCH_COUNTING_H

@@ -48,6 +48,10 @@ struct CaseResult {
   /// rooflineEfficiency, baseline speedup) may be set.
   bool passed = false;
   std::string failure;
+  /// Not run, for a reason that is no fault of the kernel (all_reduce on
+  /// fewer than two GPUs): passed = false, `failure` holds the reason, no
+  /// speed fields; not counted as a failure.
+  bool skipped = false;
   double maxAbsError = 0, maxRelError = 0;
   std::vector<double> samples; ///< ms, in the order taken
   SampleStats stats;
@@ -67,6 +71,9 @@ struct CaseResult {
   std::optional<Baseline> baseline;
   std::map<std::string, double>
       resources; ///< registers, sharedBytes, occupancy...
+  /// The GPU architecture `resources` and compile.ptx/cubin are for, and why
+  /// they are absent when the GPU compile failed.
+  std::string resourcesArch, resourcesNote;
   bool operator==(const CaseResult &) const = default;
 };
 

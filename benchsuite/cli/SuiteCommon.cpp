@@ -1,0 +1,395 @@
+//===- SuiteCommon.cpp - What the suites of tessera-bench share -----------===//
+//
+// runPlan: the configuration (tuning cache, tuned now, or defaults), the
+// compile, the GPU artifacts (PTX/cubin compile time, resources and
+// occupancy for the target architecture), validation under the tolerance
+// table, sampling, work counting, roofline and the baseline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SuiteCommon.h"
+
+#include "tessera/Driver/Driver.h"
+#include "tessera/bench/Occupancy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+using namespace tessera;
+using namespace tessera::bench;
+
+StatusOr<std::shared_ptr<Program>>
+RunContext::program(const std::string &family) {
+  if (auto it = programs.find(family); it != programs.end())
+    return it->second;
+  TESSERA_ASSIGN_OR_RETURN(auto p,
+                           rt->loadFile(kernelsDir + "/" + family + ".tile"));
+  programs[family] = p;
+  return p;
+}
+
+std::shared_ptr<HostArray> HostArray::make(DType dtype, int64_t numel) {
+  auto a = std::make_shared<HostArray>();
+  a->dtype = dtype;
+  a->numel = numel;
+  a->bytes.assign(size_t(numel) * dtypeSize(dtype), 0);
+  return a;
+}
+
+void HostArray::fillUniform(uint64_t seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  for (int64_t i = 0; i < numel; ++i)
+    storeFromDouble(data(), dtype, size_t(i), d(rng));
+}
+
+void HostArray::fill(double v) {
+  for (int64_t i = 0; i < numel; ++i)
+    storeFromDouble(data(), dtype, size_t(i), v);
+}
+
+std::vector<float> HostArray::toF32() const {
+  std::vector<float> out(static_cast<size_t>(numel));
+  if (dtype == DType::F32) {
+    std::copy_n(reinterpret_cast<const float *>(data()), numel, out.data());
+    return out;
+  }
+  for (int64_t i = 0; i < numel; ++i)
+    out[size_t(i)] = float(loadAsDouble(data(), dtype, size_t(i)));
+  return out;
+}
+
+std::vector<double> HostArray::toF64() const {
+  std::vector<double> out(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < numel; ++i)
+    out[size_t(i)] = loadAsDouble(data(), dtype, size_t(i));
+  return out;
+}
+
+TensorView HostArray::view(std::vector<int64_t> shape) {
+  return TensorView::contiguous(data(), dtype, std::move(shape));
+}
+
+double bench::roundTo(DType dtype, double v) {
+  uint8_t buf[8] = {0};
+  storeFromDouble(buf, dtype, 0, v);
+  return loadAsDouble(buf, dtype, 0);
+}
+
+DType bench::storageOf(const std::string &precision) {
+  std::string error;
+  auto p = PrecisionPolicy::parse(precision, &error);
+  return p ? p->storage : DType::F32;
+}
+
+ComputePath bench::pathOf(const std::string &precision, DeviceKind device) {
+  auto path = computePathForPrecision(shortPrecision(precision),
+                                      device == DeviceKind::Cuda);
+  return path ? *path : ComputePath::Fp32;
+}
+
+std::string bench::shortPrecision(const std::string &precision) {
+  return precision.substr(0, precision.find('@'));
+}
+
+std::string bench::firstLine(const std::string &s) {
+  return s.substr(0, s.find('\n'));
+}
+
+StatusOr<std::string> bench::canonicalPrecision(const std::string &text) {
+  std::string error;
+  auto p = PrecisionPolicy::parse(text, &error);
+  if (!p)
+    return invalidArgument("precision '%s': %s", text.c_str(), error.c_str());
+  if (p->tf32Dots)
+    return std::string("tf32");
+  std::string storage = dtypeName(p->storage);
+  // The suites' spellings: fp32/fp16/bf16/fp8_*, accumulators explicit for
+  // fp8 (as the seed's policies), implied f32 for the others.
+  if (storage == "f32")
+    storage = "fp32";
+  else if (storage == "f16")
+    storage = "fp16";
+  if (!isFloatDType(p->storage))
+    return invalidArgument("precision '%s': the suites run floating-point "
+                           "policies only",
+                           text.c_str());
+  if (p->accum != DType::F32)
+    return invalidArgument("precision '%s': the suites accumulate in fp32",
+                           text.c_str());
+  if (p->storage == DType::F8E4M3 || p->storage == DType::F8E5M2)
+    return storage + "@accum(fp32)";
+  return storage;
+}
+
+StatusOr<std::vector<std::map<std::string, int64_t>>>
+bench::parseSizeList(const std::string &text) {
+  std::vector<std::map<std::string, int64_t>> out;
+  std::stringstream groups(text);
+  std::string group;
+  while (std::getline(groups, group, ';')) {
+    if (group.find_first_not_of(" ") == std::string::npos)
+      continue;
+    std::map<std::string, int64_t> dims;
+    std::stringstream items(group);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      auto trim = [](std::string s) {
+        s.erase(0, s.find_first_not_of(' '));
+        s.erase(s.find_last_not_of(' ') + 1);
+        return s;
+      };
+      item = trim(item);
+      if (item.empty())
+        continue;
+      auto eq = item.find('=');
+      std::string name = trim(item.substr(0, eq));
+      if (eq == std::string::npos || name.empty())
+        return invalidArgument("--sizes: '%s' is not NAME=VALUE", item.c_str());
+      std::string value = trim(item.substr(eq + 1));
+      char *end = nullptr;
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || v <= 0)
+        return invalidArgument("--sizes: '%s' needs a positive integer",
+                               item.c_str());
+      dims[name] = v;
+    }
+    if (!dims.empty())
+      out.push_back(std::move(dims));
+  }
+  if (out.empty())
+    return invalidArgument("--sizes: no sizes in '%s'", text.c_str());
+  return out;
+}
+
+CaseResult bench::startResult(const RunContext &ctx, const CaseSpec &spec) {
+  CaseResult r;
+  r.suite = spec.suite;
+  r.kernel = spec.kernel;
+  r.name = spec.name;
+  r.device = deviceKindName(ctx.device);
+  r.precision = spec.precision;
+  r.params = spec.params;
+  return r;
+}
+
+namespace {
+
+/// The GPU artifacts of the case's specialisation for `arch`: PTX and
+/// cubin compile times, registers, shared memory, spills and occupancy.
+/// A failure is recorded as a resource note, not as a case failure (the
+/// run device may be cpu, where the GPU path is informative only).
+void gpuArtifacts(const RunContext &ctx, const Program &prog,
+                  const Kernel &kernel, const std::vector<Arg> &args,
+                  CaseResult &r) {
+  Specialization spec = kernel.specialization();
+  const KernelInfo &info = kernel.info();
+  size_t argIndex = 0;
+  for (const ParamInfo &p : info.params) {
+    if (p.kind == ParamKind::Constexpr)
+      continue;
+    if (argIndex >= args.size())
+      break;
+    const Arg &a = args[argIndex++];
+    if (p.kind != ParamKind::Tensor)
+      continue;
+    if (const TensorView *t = a.tensor())
+      if (t->strides.empty() || t->strides.back() == 1)
+        spec.unitStrideTensors.push_back(p.name);
+  }
+  driver::StageTimes times;
+  driver::GpuEmitOptions gpu;
+  gpu.arch = ctx.gpuArch;
+  driver::GpuResources res;
+  auto cubin = driver::emit(prog.module(), r.kernel, spec,
+                            driver::EmitKind::Cubin, &times, gpu, &res);
+  if (!cubin.ok()) {
+    r.resourcesNote = ctx.gpuArch + ": " + firstLine(cubin.status().message());
+    return;
+  }
+  r.compile.ptx = times.lowering + times.codegen;
+  r.compile.cubin = times.assemble;
+  r.resources["registers"] = res.registers;
+  r.resources["sharedBytes"] = double(res.sharedBytes + res.tileSharedBytes);
+  r.resources["localBytes"] = double(res.localBytes);
+  r.resources["spillBytes"] = double(res.spillStores + res.spillLoads);
+  r.resources["threadsPerBlock"] = res.blockSize;
+  if (auto limits = smLimits(ctx.gpuArch)) {
+    Occupancy o = occupancy(*limits, res.blockSize, res.registers,
+                            res.sharedBytes + res.tileSharedBytes);
+    r.resources["occupancy"] = o.occupancy;
+    r.resources["blocksPerSm"] = o.blocksPerSm;
+  }
+  r.resourcesArch = ctx.gpuArch;
+}
+
+} // namespace
+
+void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
+  auto fail = [&](const std::string &why) {
+    r.passed = false;
+    r.failure = why;
+  };
+  auto prog = ctx.program(plan.family);
+  if (!prog.ok())
+    return fail(firstLine(prog.status().toString()));
+  // The configuration: the tuning cache (cached), tuned now (on), or the
+  // kernel's defaults (off); the case's fixed constants always apply.
+  std::map<std::string, ConstValue> consts;
+  r.configSource = "default";
+  const KernelInfo *info = (*prog)->findKernel(plan.kernel);
+  if (!info)
+    return fail("no kernel '" + plan.kernel + "' in " + plan.family);
+  if (ctx.tune != TuneMode::Off && info->autotune) {
+    autotune::TunedKernelOptions ko;
+    ko.tune.device = ctx.device;
+    ko.tune.cacheDir = ctx.cacheDir;
+    ko.tune.precision = plan.precision;
+    ko.tune.fixed = plan.fixed;
+    ko.tune.budget.evaluations = 16;
+    ko.onMiss = ctx.tune == TuneMode::On && ctx.device != DeviceKind::Sim
+                    ? autotune::MissPolicy::Tune
+                    : autotune::MissPolicy::Nearest;
+    auto tk = autotune::TunedKernel::create(*ctx.rt, *prog, plan.kernel, ko);
+    if (!tk.ok())
+      return fail(firstLine(tk.status().toString()));
+    auto t0 = std::chrono::steady_clock::now();
+    auto how = (*tk)->resolve(plan.args);
+    if (!how.ok())
+      return fail("tuning: " + firstLine(how.status().toString()));
+    if (how->second == "tuned")
+      r.compile.tuning = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+    consts = how->first;
+    r.configSource = how->second;
+  }
+  for (const auto &[n, v] : plan.fixed)
+    consts[n] = v;
+  CompileOptions co;
+  co.constants = consts;
+  co.precision = plan.precision;
+  auto kernel = ctx.rt->compile(**prog, plan.kernel, co, ctx.device);
+  if (!kernel.ok())
+    return fail(firstLine(kernel.status().toString()));
+  for (const auto &[n, v] : consts)
+    if (!plan.fixed.count(n))
+      r.config[n] = v.toString();
+  const CompileTimes &ct = (*kernel)->compileTimes();
+  r.compile.parse = ct.parse;
+  r.compile.sema = ct.sema;
+  r.compile.tilePasses = ct.tilePasses;
+  r.compile.lowering = ct.lowering;
+  r.compile.codegen = ct.codegen;
+  if (!ctx.gpuArch.empty())
+    gpuArtifacts(ctx, **prog, **kernel, plan.args, r);
+  std::vector<std::pair<std::shared_ptr<Kernel>, std::vector<Arg>>> extra;
+  for (auto &[name, args] : plan.after) {
+    CompileOptions eo;
+    eo.precision = plan.precision;
+    auto k = ctx.rt->compile(**prog, name, eo, ctx.device);
+    if (!k.ok())
+      return fail(firstLine(k.status().toString()));
+    extra.push_back({*k, args});
+  }
+  // On cuda launchTimed flushes the L2 before the kernel (the cpu cache is
+  // flushed by the sampler's callback).
+  const bool flushGpu = ctx.flushCaches && ctx.device == DeviceKind::Cuda;
+  auto launchAll = [&]() -> StatusOr<double> {
+    TESSERA_ASSIGN_OR_RETURN(double ms,
+                             (*kernel)->launchTimed(plan.args, {}, flushGpu));
+    for (auto &[k, args] : extra) {
+      TESSERA_ASSIGN_OR_RETURN(double more, k->launchTimed(args, {}, false));
+      ms += more;
+    }
+    return ms;
+  };
+
+  // Validation: one run from the initial state against the reference.
+  plan.reset();
+  if (auto s = launchAll(); !s.ok())
+    return fail("launch failed: " + firstLine(s.status().toString()));
+  std::vector<double> got = plan.result();
+  plan.reset();
+  std::vector<double> want = plan.expected();
+  for (double &w : want)
+    w = roundTo(plan.outDType, w);
+  Tolerance tol = plan.tolerance ? *plan.tolerance
+                                 : toleranceFor(plan.outDType, plan.op,
+                                                plan.reductionLength);
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    double e = std::fabs(got[i] - want[i]);
+    if (std::isfinite(e)) {
+      r.maxAbsError = std::max(r.maxAbsError, e);
+      if (want[i] != 0)
+        r.maxRelError = std::max(r.maxRelError, e / std::fabs(want[i]));
+    }
+    if (!isClose(got[i], want[i], tol))
+      ++bad;
+  }
+  if (got.size() != want.size() || bad) {
+    char msg[200];
+    std::snprintf(msg, sizeof(msg),
+                  "wrong result: %lld of %zu elements outside atol %.3g / "
+                  "rtol %.3g (max abs error %.3g)",
+                  static_cast<long long>(bad), want.size(), tol.atol, tol.rtol,
+                  r.maxAbsError);
+    return fail(msg);
+  }
+
+  auto flush = [&] {
+    if (ctx.flushCaches && ctx.cpuFlusher)
+      ctx.cpuFlusher->flush();
+  };
+  auto run = sample(ctx.sampler, launchAll, flush);
+  if (!run.ok())
+    return fail(firstLine(run.status().toString()));
+  r.samples = run->samples;
+  r.stopReason = run->stopReason;
+  r.stats = computeStats(r.samples);
+  r.work = plan.work;
+  r.tflops = achievedTflops(r.work, r.stats.median);
+  r.gbs = achievedGBs(r.work, r.stats.median);
+  if (ctx.peaks) {
+    Roofline rl = roofline(r.work, r.stats.median, *ctx.peaks, plan.path);
+    if (rl.valid)
+      r.rooflineEfficiency = rl.efficiency;
+    r.computePath = std::string(computePathName(plan.path));
+  }
+  // The baselines here run on the host: beside cpu results only.
+  if (plan.baseline && ctx.device == DeviceKind::Cpu &&
+      ctx.baseline != BaselineChoice::None) {
+    auto timeBaseline = [&]() -> StatusOr<double> {
+      auto t0 = std::chrono::steady_clock::now();
+      plan.baseline();
+      return std::chrono::duration<double, std::milli>(
+                 std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    auto b = sample(ctx.sampler, timeBaseline, flush);
+    if (b.ok()) {
+      CaseResult::Baseline base;
+      base.name = plan.baselineName;
+      base.samples = b->samples;
+      base.stats = computeStats(base.samples);
+      base.speedup =
+          r.stats.median > 0 ? base.stats.median / r.stats.median : 0;
+      r.baseline = base;
+    }
+  }
+  r.passed = true;
+}
+
+const std::vector<Suite> &bench::allSuites() {
+  static const std::vector<Suite> suites = {
+      gemmSuite(),      vectorOpsSuite(),       layerNormSuite(),
+      softmaxSuite(),   memoryBandwidthSuite(), attentionSuite(),
+      allReduceSuite(),
+  };
+  return suites;
+}

@@ -1,0 +1,112 @@
+//===- SuiteCommon.h - What the suites of tessera-bench share ---*- C++ -*-===//
+//
+// Host arrays of any dtype, the plan of one case (kernel, arguments,
+// reference, baseline, tolerance) and runPlan, which compiles, validates,
+// times and fills a CaseResult. Internal to benchsuite/cli.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_BENCHSUITE_CLI_SUITECOMMON_H
+#define TESSERA_BENCHSUITE_CLI_SUITECOMMON_H
+
+#include "Suites.h"
+
+#include "tessera/Support/Tolerance.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera::bench {
+
+/// A host buffer of `numel` elements of `dtype`.
+struct HostArray {
+  DType dtype = DType::F32;
+  int64_t numel = 0;
+  std::vector<uint8_t> bytes;
+
+  static std::shared_ptr<HostArray> make(DType dtype, int64_t numel);
+  void *data() { return bytes.data(); }
+  const void *data() const { return bytes.data(); }
+  /// Uniform values in [lo, hi) from `seed`, rounded to the dtype.
+  void fillUniform(uint64_t seed, double lo = -1.0, double hi = 1.0);
+  void fill(double v);
+  /// Every element converted exactly to f32 / double.
+  std::vector<float> toF32() const;
+  std::vector<double> toF64() const;
+  /// A row-major contiguous view of `shape` (its product must be <= numel).
+  TensorView view(std::vector<int64_t> shape);
+};
+
+/// `v` rounded to `dtype` and back (what storing a reference in the
+/// kernel's output dtype gives).
+double roundTo(DType dtype, double v);
+
+/// The parts of a case that differ between kernels.
+struct Plan {
+  std::string family, kernel;
+  /// Short: it is printed in every table row (docs/bench.md says what
+  /// each baseline is).
+  std::string baselineName = "C++ loop";
+  std::vector<Arg> args;
+  /// Precision policy the kernel is compiled with ("" = fp32) and constants
+  /// fixed for this case (CAUSAL, HEAD_DIM, TRANS_A, ...), never tuned.
+  std::string precision;
+  std::map<std::string, ConstValue> fixed;
+  /// Puts outputs (and in-place inputs) back to their initial state.
+  std::function<void()> reset;
+  /// Extra launches after the main one (norm_finalize).
+  std::vector<std::pair<std::string, std::vector<Arg>>> after;
+  /// The Tessera result and the reference, as doubles, after one run each
+  /// from the initial state. The reference is rounded to `outDType` before
+  /// the comparison.
+  std::function<std::vector<double>()> result;
+  std::function<std::vector<double>()> expected;
+  /// One timed baseline call (empty: no baseline on this device).
+  std::function<void()> baseline;
+  ToleranceOp op = ToleranceOp::Elementwise;
+  int64_t reductionLength = 1;
+  DType outDType = DType::F32;
+  /// Replaces toleranceFor(outDType, op, reductionLength) when set.
+  std::optional<Tolerance> tolerance;
+  ComputePath path = ComputePath::Fp32;
+  Work work;
+};
+
+/// Compiles (with the tuning mode), validates, times; fills `r`.
+void runPlan(RunContext &ctx, Plan &plan, CaseResult &r);
+
+/// A result with the case's identity filled in.
+CaseResult startResult(const RunContext &ctx, const CaseSpec &spec);
+
+/// The storage dtype of a canonical precision policy ("bf16@accum(fp32)" ->
+/// BF16, "tf32" -> F32).
+DType storageOf(const std::string &precision);
+
+/// The instruction path a precision runs on for `device` (tensor cores only
+/// on cuda; the cpu computes everything as f32 FMAs).
+ComputePath pathOf(const std::string &precision, DeviceKind device);
+
+/// "fp16" for "fp16", "fp8_e4m3" for "fp8_e4m3@accum(fp32)": the short form
+/// used in case names.
+std::string shortPrecision(const std::string &precision);
+
+/// The first line of a (multi-line) message.
+std::string firstLine(const std::string &s);
+
+/// Suite definitions, one per file.
+Suite vectorOpsSuite();
+Suite memoryBandwidthSuite();
+Suite gemmSuite();
+Suite layerNormSuite();
+Suite softmaxSuite();
+Suite attentionSuite();
+Suite allReduceSuite();
+
+} // namespace tessera::bench
+
+#endif // TESSERA_BENCHSUITE_CLI_SUITECOMMON_H
