@@ -3,6 +3,7 @@
 #include "tessera/runtime/Runtime.h"
 
 #include "tessera/Support/Hash.h"
+#include "tessera/Support/Host.h"
 
 #include "Core/ThreadPool.h"
 #include "Cuda/CudaDevice.h"
@@ -830,22 +831,9 @@ StatusOr<DeviceInfo> Runtime::deviceInfo(DeviceKind kind) const {
     d.memoryBusWidthBits = p.memoryBusWidthBits;
     return d;
   }
-  d.name = "unknown CPU";
-  if (std::FILE *f = std::fopen("/proc/cpuinfo", "r")) {
-    char line[512];
-    while (std::fgets(line, sizeof(line), f))
-      if (std::strncmp(line, "model name", 10) == 0) {
-        if (const char *c = std::strchr(line, ':')) {
-          std::string m = c + 1;
-          size_t b = m.find_first_not_of(" \t");
-          size_t e = m.find_last_not_of(" \t\n");
-          if (b != std::string::npos && e != std::string::npos)
-            d.name = m.substr(b, e - b + 1);
-        }
-        break;
-      }
-    std::fclose(f);
-  }
+  d.name = hostCpuModelName();
+  if (d.name.empty())
+    d.name = "unknown CPU";
   d.arch = "host";
   d.computeUnits = int(impl_->pool.size());
   return d;

@@ -9,6 +9,8 @@
 
 #include "tessera/bench/Result.h"
 
+#include "tessera/Support/Host.h"
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -537,20 +539,7 @@ std::map<std::string, std::string> tessera::bench::machineDescription() {
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) == 0)
     m["hostname"] = host;
-  {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("model name", 0) == 0) {
-        size_t colon = line.find(':');
-        if (colon != std::string::npos) {
-          size_t start = line.find_first_not_of(" \t", colon + 1);
-          m["cpu"] = start == std::string::npos ? "" : line.substr(start);
-        }
-        break;
-      }
-    }
-  }
+  m["cpu"] = hostCpuModelName();
   m["cores"] = std::to_string(std::thread::hardware_concurrency());
   {
     std::ifstream in("/proc/meminfo");
