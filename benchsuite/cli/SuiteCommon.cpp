@@ -229,6 +229,21 @@ void gpuArtifacts(const RunContext &ctx, const Program &prog,
 
 } // namespace
 
+std::function<StatusOr<Plan::TimedCall>()>
+bench::nvrtcBaseline(RunContext &ctx, CudaKernelSource source,
+                     std::vector<Arg> args, std::array<int64_t, 3> grid) {
+  return [&ctx, source = std::move(source), args = std::move(args),
+          grid]() -> StatusOr<Plan::TimedCall> {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> k,
+                             ctx.rt->compileCuda(source, DeviceKind::Cuda));
+    LaunchOptions lo;
+    lo.grid = grid;
+    const bool flush = ctx.flushCaches;
+    return Plan::TimedCall(
+        [k, args, lo, flush] { return k->launchTimed(args, lo, flush); });
+  };
+}
+
 void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
   auto fail = [&](const std::string &why) {
     r.passed = false;
@@ -361,7 +376,27 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
       r.rooflineEfficiency = rl.efficiency;
     r.computePath = std::string(computePathName(plan.path));
   }
-  // The baselines here run on the host: beside cpu results only.
+  // Host baselines beside cpu results, device baselines beside cuda ones.
+  auto addBaseline = [&](const std::string &name, const SampleRun &b) {
+    CaseResult::Baseline base;
+    base.name = name;
+    base.samples = b.samples;
+    base.stats = computeStats(base.samples);
+    base.speedup = r.stats.median > 0 ? base.stats.median / r.stats.median : 0;
+    r.baseline = base;
+  };
+  if (plan.deviceBaseline && ctx.device == DeviceKind::Cuda &&
+      ctx.baseline != BaselineChoice::None) {
+    auto call = plan.deviceBaseline();
+    StatusOr<SampleRun> b =
+        call.ok() ? sample(ctx.sampler, *call, [] {}) : call.status();
+    if (b.ok())
+      addBaseline(plan.deviceBaselineName, *b);
+    else
+      std::fprintf(stderr, "tessera-bench: note: %s: no %s baseline: %s\n",
+                   r.name.c_str(), plan.deviceBaselineName.c_str(),
+                   firstLine(b.status().toString()).c_str());
+  }
   if (plan.baseline && ctx.device == DeviceKind::Cpu &&
       ctx.baseline != BaselineChoice::None) {
     auto timeBaseline = [&]() -> StatusOr<double> {
@@ -372,15 +407,8 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
           .count();
     };
     auto b = sample(ctx.sampler, timeBaseline, flush);
-    if (b.ok()) {
-      CaseResult::Baseline base;
-      base.name = plan.baselineName;
-      base.samples = b->samples;
-      base.stats = computeStats(base.samples);
-      base.speedup =
-          r.stats.median > 0 ? base.stats.median / r.stats.median : 0;
-      r.baseline = base;
-    }
+    if (b.ok())
+      addBaseline(plan.baselineName, *b);
   }
   r.passed = true;
 }

@@ -66,8 +66,14 @@ struct Plan {
   /// the comparison.
   std::function<std::vector<double>()> result;
   std::function<std::vector<double>()> expected;
-  /// One timed baseline call (empty: no baseline on this device).
+  /// One timed host baseline call, beside cpu results (empty: none).
   std::function<void()> baseline;
+  /// A baseline on the cuda device (cuBLAS, an NVRTC kernel), beside cuda
+  /// results: prepared once per case, it returns one timed call (ms) or
+  /// why it cannot run (reported as a note; the case still runs).
+  using TimedCall = std::function<StatusOr<double>()>;
+  std::function<StatusOr<TimedCall>()> deviceBaseline;
+  std::string deviceBaselineName;
   ToleranceOp op = ToleranceOp::Elementwise;
   int64_t reductionLength = 1;
   DType outDType = DType::F32;
@@ -76,6 +82,13 @@ struct Plan {
   ComputePath path = ComputePath::Fp32;
   Work work;
 };
+
+/// A device baseline running `source` (a CUDA C++ kernel compiled with
+/// NVRTC by the runtime) on `args` with the explicit `grid`, timed like the
+/// Tessera kernel (CUDA events, L2 flushed first unless --no-flush).
+std::function<StatusOr<Plan::TimedCall>()>
+nvrtcBaseline(RunContext &ctx, CudaKernelSource source, std::vector<Arg> args,
+              std::array<int64_t, 3> grid);
 
 /// Compiles (with the tuning mode), validates, times; fills `r`.
 void runPlan(RunContext &ctx, Plan &plan, CaseResult &r);

@@ -12,12 +12,14 @@
 
 #include "SuiteCommon.h"
 
+#include "CuBlas.h"
 #include "Loops.h"
 #include "OpenBlas.h"
 
 #include "tessera/bench/Counting.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -243,6 +245,58 @@ CaseResult runGemm(RunContext &ctx, const CaseSpec &spec) {
   if (useBlas) {
     p.baselineName = "OpenBLAS sgemm";
     p.baseline = [=] { blasCall(ref->data()); };
+  }
+  // cuBLAS beside cuda results: row-major, untransposed, f32/tf32/f16/bf16
+  // operands (what the wrapper supports), f32 C, on device buffers.
+  const bool cublasKinds =
+      storage == DType::F32 || storage == DType::F16 || storage == DType::BF16;
+  if (ctx.device == DeviceKind::Cuda && !ta && !tb && cublasKinds &&
+      ctx.baseline != BaselineChoice::Loop &&
+      ctx.baseline != BaselineChoice::OpenBlas) {
+    p.deviceBaselineName =
+        spec.precision == "tf32" ? "cuBLAS (TF32)" : "cuBLAS";
+    Runtime *rt = ctx.rt;
+    const std::string precision = spec.precision;
+    p.deviceBaseline = [=]() -> StatusOr<Plan::TimedCall> {
+      struct State {
+        DeviceBuffer a, b, c;
+        std::unique_ptr<CuBlas> blas;
+      };
+      auto st = std::make_shared<State>();
+      // Allocating first opens the device and makes its context current,
+      // which cuBLAS binds its handle to.
+      TESSERA_ASSIGN_OR_RETURN(st->a,
+                               rt->allocate(DeviceKind::Cuda, a->bytes.size()));
+      TESSERA_ASSIGN_OR_RETURN(st->b,
+                               rt->allocate(DeviceKind::Cuda, b->bytes.size()));
+      TESSERA_ASSIGN_OR_RETURN(st->c,
+                               rt->allocate(DeviceKind::Cuda, c->bytes.size()));
+      TESSERA_RETURN_IF_ERROR(st->a.copyFrom(a->data(), a->bytes.size()));
+      TESSERA_RETURN_IF_ERROR(st->b.copyFrom(b->data(), b->bytes.size()));
+      std::string error;
+      st->blas = CuBlas::open(&error);
+      if (!st->blas)
+        return Status(StatusCode::kUnavailable, error);
+      const CuBlasOperand operand = storage == DType::F16 ? CuBlasOperand::F16
+                                    : storage == DType::BF16
+                                        ? CuBlasOperand::BF16
+                                        : CuBlasOperand::F32;
+      const CuBlasCompute compute =
+          precision == "tf32" ? CuBlasCompute::F32FastTF32 : CuBlasCompute::F32;
+      // Wall time of the call and a synchronisation (cuBLAS enqueues on
+      // the context's default stream; the wrapper has no events).
+      return Plan::TimedCall([=]() -> StatusOr<double> {
+        std::string err;
+        auto t0 = std::chrono::steady_clock::now();
+        if (!st->blas->gemm(operand, compute, M, N, K, 1.0f, st->a.data(),
+                            st->b.data(), 0.0f, st->c.data(), &err) ||
+            !st->blas->synchronize(&err))
+          return Status(StatusCode::kInternal, "cuBLAS: " + err);
+        return std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - t0)
+            .count();
+      });
+    };
   }
   // f32 (and fp8, whose products are exact in f32) against another f32
   // GEMM: the table's Gemm rule with the f32 base raised to 1e-4 (the
