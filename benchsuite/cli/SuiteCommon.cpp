@@ -231,16 +231,20 @@ void gpuArtifacts(const RunContext &ctx, const Program &prog,
 
 std::function<StatusOr<Plan::TimedCall>()>
 bench::nvrtcBaseline(RunContext &ctx, CudaKernelSource source,
-                     std::vector<Arg> args, std::array<int64_t, 3> grid) {
-  return [&ctx, source = std::move(source), args = std::move(args),
-          grid]() -> StatusOr<Plan::TimedCall> {
+                     std::vector<Arg> args, std::array<int64_t, 3> grid,
+                     std::function<void()> before) {
+  return [&ctx, source = std::move(source), args = std::move(args), grid,
+          before]() -> StatusOr<Plan::TimedCall> {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> k,
                              ctx.rt->compileCuda(source, DeviceKind::Cuda));
     LaunchOptions lo;
     lo.grid = grid;
     const bool flush = ctx.flushCaches;
-    return Plan::TimedCall(
-        [k, args, lo, flush] { return k->launchTimed(args, lo, flush); });
+    return Plan::TimedCall([k, args, lo, flush, before] {
+      if (before)
+        before();
+      return k->launchTimed(args, lo, flush);
+    });
   };
 }
 

@@ -86,9 +86,13 @@ struct Plan {
 /// A device baseline running `source` (a CUDA C++ kernel compiled with
 /// NVRTC by the runtime) on `args` with the explicit `grid`, timed like the
 /// Tessera kernel (CUDA events, L2 flushed first unless --no-flush).
+/// `before` (if set) runs ahead of every launch, outside the timing (e.g.
+/// to reset a reduction's accumulator in a host tensor the runtime copies
+/// in).
 std::function<StatusOr<Plan::TimedCall>()>
 nvrtcBaseline(RunContext &ctx, CudaKernelSource source, std::vector<Arg> args,
-              std::array<int64_t, 3> grid);
+              std::array<int64_t, 3> grid,
+              std::function<void()> before = nullptr);
 
 /// Compiles (with the tuning mode), validates, times; fills `r`.
 void runPlan(RunContext &ctx, Plan &plan, CaseResult &r);

@@ -13,6 +13,7 @@
 #include "SuiteCommon.h"
 
 #include "CuBlas.h"
+#include "CudaKernels.h"
 #include "Loops.h"
 #include "OpenBlas.h"
 
@@ -403,6 +404,17 @@ CaseResult runLayerNorm(RunContext &ctx, const CaseSpec &spec) {
   };
   p.baseline = [=] { compute(threads); };
   p.baselineName = "C++ loop";
+  if (ctx.device == DeviceKind::Cuda) {
+    auto f32 = [](std::vector<float> &v) {
+      return TensorView::contiguous(v.data(), DType::F32,
+                                    {static_cast<int64_t>(v.size())});
+    };
+    p.deviceBaselineName = "CUDA C++ (NVRTC, f32)";
+    p.deviceBaseline = nvrtcBaseline(ctx, cudakernels::layerNorm(),
+                                     {f32(*xf), f32(*wf), f32(*bf), f32(*ref),
+                                      Arg(rows), Arg(H), Arg(double(eps))},
+                                     cudakernels::rowGrid(rows));
+  }
   p.op = ToleranceOp::LayerNorm;
   p.reductionLength = H;
   p.outDType = dt;
@@ -515,6 +527,17 @@ CaseResult runSoftmax(RunContext &ctx, const CaseSpec &spec) {
   };
   p.baseline = [=] { compute(threads); };
   p.baselineName = "C++ loop";
+  if (ctx.device == DeviceKind::Cuda) {
+    auto f32 = [](std::vector<float> &v) {
+      return TensorView::contiguous(v.data(), DType::F32,
+                                    {static_cast<int64_t>(v.size())});
+    };
+    p.deviceBaselineName = "CUDA C++ (NVRTC, f32)";
+    p.deviceBaseline = nvrtcBaseline(ctx, cudakernels::softmax(),
+                                     {f32(*xf), f32(*ref), Arg(rows), Arg(Sk),
+                                      Arg(Sq), Arg(int64_t(causal))},
+                                     cudakernels::rowGrid(rows));
+  }
   p.op = ToleranceOp::Softmax;
   p.reductionLength = Sk;
   p.outDType = dt;

@@ -9,6 +9,7 @@
 
 #include "SuiteCommon.h"
 
+#include "CudaKernels.h"
 #include "Loops.h"
 
 #include "tessera/bench/Counting.h"
@@ -58,6 +59,13 @@ TensorView view(std::vector<float> &v, int64_t n, int64_t stride = 1) {
   t.shape = {n};
   t.strides = {stride};
   return t;
+}
+
+/// The whole span of `v` as a contiguous f32 tensor (what the NVRTC
+/// kernels take: a pointer to the first element; they stride themselves).
+TensorView spanView(std::vector<float> &v) {
+  return TensorView::contiguous(v.data(), DType::F32,
+                                {static_cast<int64_t>(v.size())});
 }
 
 TensorView viewI32(std::vector<int32_t> &v, int64_t n) {
@@ -156,6 +164,40 @@ CaseResult runVectorOp(RunContext &ctx, const CaseSpec &spec) {
     p.op =
         op == "reduce_max" ? ToleranceOp::Elementwise : ToleranceOp::Reduction;
     p.reductionLength = n;
+  }
+  // Beside cuda results: the same operation as a CUDA C++ kernel (NVRTC).
+  if (ctx.device == DeviceKind::Cuda) {
+    namespace ck = cudakernels;
+    const std::string &op = spec.op;
+    const int64_t n64 = n, s64 = s;
+    p.deviceBaselineName = "CUDA C++ (NVRTC)";
+    if (op == "axpy") {
+      p.deviceBaseline = nvrtcBaseline(ctx, ck::axpy(),
+                                       {spanView(buf->a), spanView(buf->b),
+                                        Arg(double(alpha)), Arg(n64), Arg(s64)},
+                                       ck::elementwiseGrid(n));
+    } else if (op == "add" || op == "mul") {
+      p.deviceBaseline =
+          nvrtcBaseline(ctx, ck::elementwise(op),
+                        {spanView(buf->a), spanView(buf->b), spanView(buf->c),
+                         Arg(0.0), Arg(n64), Arg(s64)},
+                        ck::elementwiseGrid(n));
+    } else {
+      std::string rop = op == "norm"         ? "sumsq"
+                        : op == "reduce_sum" ? "sum"
+                        : op == "reduce_max" ? "max"
+                                             : "dot";
+      TensorView out = TensorView::contiguous(buf->c.data(), DType::F32, {1});
+      int sms = 132;
+      if (auto info = ctx.rt->deviceInfo(DeviceKind::Cuda); info.ok())
+        sms = info->computeUnits;
+      float identity = ck::reduceIdentity(rop);
+      p.deviceBaseline = nvrtcBaseline(
+          ctx, ck::reduce(rop),
+          {view(buf->a, n), view(rop == "dot" ? buf->b : buf->a, n), out,
+           Arg(n64)},
+          ck::reduceGrid(n, sms), [buf, identity] { buf->c[0] = identity; });
+    }
   }
   runPlan(ctx, p, r);
   return r;
@@ -296,6 +338,23 @@ CaseResult runStream(RunContext &ctx, const CaseSpec &spec) {
     return toDoubles(out, n, s);
   };
   p.baseline = [buf, kernelOn, threads] { kernelOn(buf->c.data(), threads); };
+  if (ctx.device == DeviceKind::Cuda) {
+    namespace ck = cudakernels;
+    const int64_t n64 = n, s64 = s;
+    p.deviceBaselineName = "CUDA C++ (NVRTC)";
+    if (random)
+      p.deviceBaseline = nvrtcBaseline(ctx, ck::gather(op),
+                                       {spanView(buf->a), spanView(buf->b),
+                                        viewI32(buf->idx, n), view(buf->c, n),
+                                        Arg(double(scalar)), Arg(n64)},
+                                       ck::elementwiseGrid(n));
+    else
+      p.deviceBaseline =
+          nvrtcBaseline(ctx, ck::elementwise(op),
+                        {spanView(buf->a), spanView(buf->b), spanView(buf->c),
+                         Arg(double(scalar)), Arg(n64), Arg(s64)},
+                        ck::elementwiseGrid(n));
+  }
   runPlan(ctx, p, r);
   return r;
 }
