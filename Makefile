@@ -25,7 +25,7 @@ test: build
 	@ctest --preset $(PRESET) -j $(JOBS)
 
 bench: build
-	@scripts/run-bench.sh $(BUILD_DIR)
+	@scripts/run-bench.sh $(BUILD_DIR) $(BENCH_ARGS)
 
 # The fuzzer has its own preset (clang-22, sanitizers, build/fuzz) whatever
 # $(PRESET) is; it builds only the fuzz target and runs it for FUZZ_SECONDS.

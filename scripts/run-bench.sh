@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# Runs Tessera's main benchmark job from build directory $1 and prints its
-# tables: tessera-cpu-bench (compile latency, cache hits, kernels against
-# baselines; Google Benchmark output, then the targets summary), then
-# `tessera-bench run` on the quick sizes of its suites on the best device,
-# with the results in $build_dir/bench/results.{json,md}. Extra arguments go
-# to tessera-cpu-bench (e.g. --benchmark_filter=Gemm). BASELINES=1 also runs
-# the baseline micro-benchmarks.
+# Runs Tessera's main benchmark job from build directory $1:
+#   1. `tessera-bench run` on the quick sizes of every suite on the best
+#      device (cuda when a GPU is usable, else cpu), results in
+#      $build_dir/bench/results.{json,md,csv};
+#   2. `tessera-bench report` on them: $build_dir/bench/report/index.html
+#      (self-contained, with plots) and report.md;
+#   3. tessera-cpu-bench (compile latency, cache hits, kernels against
+#      baselines; Google Benchmark output, then the targets summary).
+# Extra arguments go to `tessera-bench run` (e.g. --suite gemm --sizes full).
+# CPU_BENCH=0 skips step 3; BASELINES=1 also runs the baseline
+# micro-benchmarks.
 set -euo pipefail
 build_dir=${1:-build/ci}
 shift || true
 bin="$build_dir/bin"
 export TESSERA_KERNELS_DIR="$(cd "$(dirname "$0")/.." && pwd)/kernels_dsl"
-"$bin/tessera-cpu-bench" "$@"
-mkdir -p "$build_dir/bench"
-"$bin/tessera-bench" run --sizes quick --out "$build_dir/bench/results.json" \
-  --out "$build_dir/bench/results.md"
+out="$build_dir/bench"
+mkdir -p "$out"
+status=0
+rm -f "$out/results.json" "$out/results.md" "$out/results.csv"
+"$bin/tessera-bench" run --sizes quick --out "$out/results.json" \
+  --out "$out/results.md" --out "$out/results.csv" "$@" || status=$?
+# A run with FAILED cases still writes its results: report them too.
+if [ -f "$out/results.json" ]; then
+  "$bin/tessera-bench" report "$out/results.json" --out "$out/report"
+fi
+if [ "${CPU_BENCH:-1}" = "1" ]; then
+  "$bin/tessera-cpu-bench"
+fi
 if [ "${BASELINES:-0}" = "1" ]; then
   "$bin/tessera-baseline-bench"
 fi
+exit $status

@@ -9,12 +9,14 @@
 //                     [--format table|json|csv|md] [--out FILE]
 //   tessera-bench compare BASE.json NEW.json [--threshold 5%]
 //       (exit 1: a case regressed; 2: a file could not be read)
+//   tessera-bench report RESULTS.json... --out DIR [--python PATH]
 //   tessera-bench warmup MANIFEST.json [--cache-dir DIR] [--json FILE]
 //   tessera-bench tuner-eval FILE... [--strategies ...] [--seeds N]
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuPeak.h"
+#include "Report.h"
 #include "Suites.h"
 
 #include "tessera/autotune/TunerEvalCli.h"
@@ -166,6 +168,12 @@ int main(int argc, char **argv) {
   cmp->add_option("new", next)->required();
   cmp->add_option("--threshold", threshold, "Smallest change that counts");
 
+  CLI::App *report = app.add_subcommand(
+      "report", "Self-contained HTML page and markdown with tables and plots "
+                "(matplotlib) from result files (docs/bench-report.md)");
+  ReportOptions reportOptions;
+  addReportOptions(*report, reportOptions);
+
   CLI::App *warm = app.add_subcommand(
       "warmup", "Tune every kernel x key x device of a manifest ahead of "
                 "deployment (resumable; docs/autotune.md)");
@@ -183,6 +191,8 @@ int main(int argc, char **argv) {
   bool tty = isatty(fileno(stdout));
   if (*eval)
     return autotune::runTunerEval(evalOptions);
+  if (*report)
+    return runReport(reportOptions);
 
   if (*cmp) {
     auto b = readResultFile(base);

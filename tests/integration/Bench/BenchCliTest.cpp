@@ -86,8 +86,8 @@ TEST(BenchCli, VectorOpsQuickOnCpuAndSimValidates) {
 
 TEST(BenchCli, CompareFlagsAnInjectedRegressionOnly) {
   std::string base = tempDir() + "/base.json";
-  ASSERT_EQ(run("run --suite vector_ops --sizes quick --device cpu "
-                "--max-seconds 0.02 --no-flush --out " +
+  ASSERT_EQ(run("run --suite vector_ops --sizes N=65536 --device cpu "
+                "--max-seconds 0.02 --no-flush --gpu-arch none --out " +
                 base),
             0);
   auto r = readResultFile(base);
@@ -192,6 +192,23 @@ TEST(BenchCli, AllReduceIsSkippedNotFailedWithoutGpus) {
     EXPECT_NE(c.failure.find("GPU"), std::string::npos) << c.failure;
   }
   EXPECT_NE(outputText().find("SKIPPED"), std::string::npos);
+}
+
+// `report` is reached through tessera-bench (its own tests are in
+// BenchReportTest): a page from a real run, exit 2 for an unreadable input.
+TEST(BenchCli, ReportSubcommand) {
+  std::string json = tempDir() + "/for-report.json";
+  ASSERT_EQ(run("run --suite vector_ops --sizes N=4096 --device cpu "
+                "--max-seconds 0.01 --gpu-arch none --out " +
+                json),
+            0)
+      << outputText();
+  std::string dir = tempDir() + "/report";
+  ASSERT_EQ(run("report " + json + " --out " + dir), 0) << outputText();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/index.html"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.md"));
+  EXPECT_EQ(run("report " + tempDir() + "/missing.json --out " + dir + "2"), 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "2/index.html"));
 }
 
 TEST(BenchCli, BadRunOptionsAreClearErrors) {
