@@ -296,7 +296,7 @@ std::string rowName(const ::testing::TestParamInfo<RowCase> &i) {
 
 std::vector<RowCase> softmaxCases() {
   std::vector<RowCase> v;
-  for (DType t : {DType::F32, DType::F16, DType::BF16})
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3})
     for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {3, 7}, {5, 256}, {4, 257}, {2, 1000}, {2, 16384}})
       for (bool causal : {false, true})
