@@ -41,6 +41,7 @@ struct SourceModule::Impl {
   std::vector<sema::KernelDecl> kernels;
   uint64_t hash = 0;
   double parseMs = 0;
+  std::string warnings;
 
   const sema::KernelDecl *find(const std::string &n) const {
     for (const auto &k : kernels)
@@ -140,6 +141,7 @@ SourceModule::parse(std::string name, std::string text) {
   }
   if (diags.hasErrors())
     return Status(StatusCode::kInvalidArgument, diags.render());
+  I.warnings = diags.render();
   I.parseMs = millisSince(t0);
   return std::shared_ptr<const SourceModule>(std::move(m));
 }
@@ -150,6 +152,7 @@ std::string_view SourceModule::text() const {
   return impl_->sm.getText(impl_->fileId);
 }
 double SourceModule::parseMillis() const { return impl_->parseMs; }
+const std::string &SourceModule::warnings() const { return impl_->warnings; }
 
 std::vector<const KernelInfo *> SourceModule::kernels() const {
   std::vector<const KernelInfo *> out;
@@ -242,7 +245,8 @@ namespace {
 StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
 emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
                const std::string &kernel, const Specialization &spec,
-               sema::EmittedKernel *meta, StageTimes *times) {
+               sema::EmittedKernel *meta, StageTimes *times,
+               std::string *warnings = nullptr) {
   const auto &I = module.impl();
   const sema::KernelDecl *d = I.find(kernel);
   if (!d)
@@ -259,6 +263,8 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
     times->sema = millisSince(t0);
   if (diags.hasErrors() || !k.module)
     return invalidArgument("%s", diags.render().c_str());
+  if (warnings)
+    *warnings = diags.render();
   auto mod = std::move(k.module);
   if (meta) {
     meta->abi = k.abi;
@@ -283,7 +289,8 @@ std::string printOp(mlir::Operation *op) {
 StatusOr<std::string>
 driver::emit(const SourceModule &module, const std::string &kernel,
              const Specialization &spec, EmitKind kind, StageTimes *times,
-             const GpuEmitOptions &gpuOptions, GpuResources *resources) {
+             const GpuEmitOptions &gpuOptions, GpuResources *resources,
+             std::string *warnings) {
   if (times)
     times->parse = module.parseMillis();
   if (kind == EmitKind::AST) {
@@ -294,8 +301,8 @@ driver::emit(const SourceModule &module, const std::string &kernel,
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   cpu::prepareContext(ctx);
   sema::EmittedKernel meta;
-  TESSERA_ASSIGN_OR_RETURN(
-      auto mod, emitTileModule(ctx, module, kernel, spec, &meta, times));
+  TESSERA_ASSIGN_OR_RETURN(auto mod, emitTileModule(ctx, module, kernel, spec,
+                                                    &meta, times, warnings));
   if (kind == EmitKind::Tile)
     return printOp(*mod);
   if (kind == EmitKind::GPU || kind == EmitKind::PTX ||

@@ -1534,6 +1534,22 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw) {
     if (!other->isConst() && other->kind != SVal::Kind::Scalar)
       return error(e.loc(), "tile.load: other= must be a scalar, got " +
                                 describe(*other));
+    // A constant the element type cannot hold (e.g. -inf in fp8_e4m3,
+    // which has no infinity) loads as NaN: say so, the kernel is almost
+    // certainly wrong for that type.
+    if (other->isConst() && other->cval.isNumber() && isFloatDType(dt)) {
+      double v = other->cval.asDouble();
+      uint8_t stored[8] = {0};
+      storeFromDouble(stored, dt, 0, v);
+      if (!std::isnan(v) && std::isnan(loadAsDouble(stored, dt, 0))) {
+        std::string text =
+            std::isinf(v) ? (v < 0 ? "-inf" : "inf") : std::to_string(v);
+        diags.warning(e.loc(), "tile.load: other=" + text +
+                                   " is not representable in " + dtypeName(dt) +
+                                   " and loads as NaN; mask after converting "
+                                   "to f32 instead (tile.where)");
+      }
+    }
     otherV = castTo(*other, dt, l).value;
     if (dt == DType::Bool)
       otherV = castValue(otherV, DType::Bool, DType::I8, l);

@@ -47,7 +47,7 @@ std::vector<std::string> splitList(const std::string &s) {
 int main(int argc, char **argv) {
   CLI::App app{"Compile a Tessera tile-language kernel and print one stage"};
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
-                                                   all;
+                                                 all;
   bool timeStages = false, allUnit = false;
   std::string outputPath;
   std::string arch = "sm_90a";
@@ -93,6 +93,7 @@ int main(int argc, char **argv) {
     std::fputs(module.status().message().c_str(), stderr);
     return 1;
   }
+  std::fputs((*module)->warnings().c_str(), stderr);
   auto kernels = (*module)->kernels();
   if (kernel.empty()) {
     if (kernels.empty()) {
@@ -107,9 +108,10 @@ int main(int argc, char **argv) {
   for (const std::string &item : splitList(specText)) {
     auto eq = item.find('=');
     if (eq == std::string::npos) {
-      std::fprintf(stderr,
-                   "tessera-compile: error: --spec item '%s' is not NAME=VALUE\n",
-                   item.c_str());
+      std::fprintf(
+          stderr,
+          "tessera-compile: error: --spec item '%s' is not NAME=VALUE\n",
+          item.c_str());
       return 1;
     }
     spec.constants[item.substr(0, eq)] = ConstValue::parse(item.substr(eq + 1));
@@ -142,8 +144,10 @@ int main(int argc, char **argv) {
   driver::GpuEmitOptions gpuOptions;
   gpuOptions.arch = arch;
   driver::GpuResources resources;
+  std::string warnings;
   auto out = driver::emit(**module, kernel, spec, kind, &times, gpuOptions,
-                          &resources);
+                          &resources, &warnings);
+  std::fputs(warnings.c_str(), stderr);
   if (!out.ok()) {
     std::fputs(out.status().message().c_str(), stderr);
     if (!out.status().message().empty() &&

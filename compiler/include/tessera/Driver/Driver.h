@@ -53,6 +53,9 @@ public:
   /// The source text.
   std::string_view text() const;
   double parseMillis() const;
+  /// Warnings of parsing and declaration analysis, rendered with source
+  /// lines ("" when there were none).
+  const std::string &warnings() const;
 
   /// Evaluates kernel `kernel`'s `@kernel(grid=...)` with shape symbols and
   /// specialisation constants bound. Returns up to 3 extents.
@@ -104,10 +107,13 @@ struct GpuEmitOptions {
 };
 
 /// Compiles kernel `kernel` for `spec` and renders the requested stage.
+/// Warnings of the specialisation's semantic analysis (rendered with source
+/// lines) go to `warnings` when given.
 StatusOr<std::string>
 emit(const SourceModule &module, const std::string &kernel,
      const Specialization &spec, EmitKind kind, StageTimes *times = nullptr,
-     const GpuEmitOptions &gpu = {}, GpuResources *resources = nullptr);
+     const GpuEmitOptions &gpu = {}, GpuResources *resources = nullptr,
+     std::string *warnings = nullptr);
 
 /// A kernel compiled to native code for the host CPU.
 class CpuExecutable {
