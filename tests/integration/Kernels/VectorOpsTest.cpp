@@ -103,6 +103,22 @@ TEST_P(VectorOps, DotNormSumMax) {
 INSTANTIATE_TEST_SUITE_P(Cpu, VectorOps, ::testing::ValuesIn(allCases()),
                          caseName);
 
+// fp8_e4m3 has no infinity: padding the last block with other=-inf loaded
+// NaN there and made every fp8_e4m3 maximum NaN. All-negative data, a
+// partial last block.
+TEST(VectorOpsEdge, ReduceMaxFp8E4M3) {
+  for (int64_t n : {int64_t(1), int64_t(1025), int64_t(4099)}) {
+    HostTensor x = HostTensor::empty({n}, DType::F8E4M3);
+    fillUniform(x, 8, -3.0, -1.0);
+    HostTensor out = HostTensor::empty({1}, DType::F32);
+    out.fill(-std::numeric_limits<double>::infinity());
+    auto mx =
+        libraryKernel("vector_ops", "reduce_max", withPrecision(DType::F8E4M3));
+    ASSERT_LAUNCH(mx, {view(x), view(out)});
+    EXPECT_EQ(out.at(0), ref::reduceMax(x)) << "n=" << n;
+  }
+}
+
 TEST(VectorOpsEdge, NaNAndInfPropagate) {
   const int64_t n = 3000;
   HostTensor x = HostTensor::empty({n}, DType::F32);
