@@ -87,8 +87,10 @@ DType bench::storageOf(const std::string &precision) {
 }
 
 ComputePath bench::pathOf(const std::string &precision, DeviceKind device) {
-  auto path = computePathForPrecision(shortPrecision(precision),
-                                      device == DeviceKind::Cuda);
+  // cpu and sim compute every precision with f32 FMAs (tf32 dots too).
+  if (device != DeviceKind::Cuda)
+    return ComputePath::Fp32;
+  auto path = computePathForPrecision(shortPrecision(precision), true);
   return path ? *path : ComputePath::Fp32;
 }
 

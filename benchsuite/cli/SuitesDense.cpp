@@ -660,8 +660,8 @@ CaseResult runAttention(RunContext &ctx, const CaseSpec &spec) {
 Suite bench::gemmSuite() {
   Suite s;
   s.name = "gemm";
-  s.description = "C = A.B: squares, LLM shapes, transposes (baseline: "
-                  "OpenBLAS on cpu)";
+  s.description = "C = A.B: squares, LLM shapes, transposes (baselines: "
+                  "OpenBLAS on cpu, cuBLAS on cuda)";
   s.precisions = kGemmPrecisions;
   s.defaultPrecisions = {"fp32", "fp16", "bf16"};
   s.sizeKeys = {"M", "N", "K", "[transA]", "[transB]"};

@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -223,10 +224,17 @@ int main(int argc, char **argv) {
         precs += (precs.empty() ? "" : ", ") + p;
       for (const std::string &k : s.sizeKeys)
         keys += (keys.empty() ? "" : ",") + k;
-      std::printf("  %-18s %s\n  %-18s %zu quick (cpu) / %zu full cases; "
-                  "precisions %s; --sizes keys %s\n",
-                  s.name.c_str(), s.description.c_str(), "",
-                  s.cases(quick).size(), s.cases(full).size(), precs.c_str(),
+      std::vector<CaseSpec> quickCases = s.cases(quick);
+      std::set<std::string> kernelSet;
+      for (const CaseSpec &c : s.cases(full))
+        kernelSet.insert(c.kernel);
+      std::string kernels;
+      for (const std::string &k : kernelSet)
+        kernels += (kernels.empty() ? "" : ", ") + k;
+      std::printf("  %-18s %s\n  %-18s kernels %s\n  %-18s %zu quick (cpu) / "
+                  "%zu full cases; precisions %s; --sizes keys %s\n",
+                  s.name.c_str(), s.description.c_str(), "", kernels.c_str(),
+                  "", quickCases.size(), s.cases(full).size(), precs.c_str(),
                   keys.c_str());
     }
     std::printf("devices:\n");
