@@ -7,8 +7,8 @@
 # and writes DIR/index.html (self-contained: inline CSS, plots embedded as
 # base64 PNG data URIs, no external resources), DIR/report.md (markdown tables
 # referencing the PNG files) and the PNG plots themselves. Several input files
-# are overlaid in every plot so that runs can be compared. Needs Python 3.9+
-# and matplotlib 3.5+ (the Agg backend; no display). Documented in
+# are overlaid in every plot so that runs can be compared. Tested with Python
+# 3.11 and matplotlib 3.6 (Debian 12; the Agg backend, no display). Documented in
 # docs/bench-report.md.
 #
 # Exit status: 0 written; 2 an input could not be read or is not schema
