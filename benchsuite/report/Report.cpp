@@ -2,28 +2,20 @@
 //
 // The C++ half of `tessera-bench report`: argument registration, input
 // checks, the interpreter search and the run of the Python script with
-// posix_spawn (an argument vector: no shell ever sees a file name).
+// runProcess (an argument vector: no shell ever sees a file name).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Report.h"
 
+#include "tessera/Support/Process.h"
 #include "tessera/bench/Result.h"
 
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 using namespace tessera;
 using namespace tessera::bench;
@@ -47,61 +39,12 @@ std::string envOr(const char *name, const std::string &fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
-/// How a child process ended.
-struct ExitStatus {
-  int code = 0;   ///< exit code when `signal` is 0
-  int signal = 0; ///< the signal that ended it, or 0
-  bool success() const { return signal == 0 && code == 0; }
-  std::string describe() const {
-    if (signal)
-      return formatString("killed by signal %d (%s)", signal,
-                          strsignal(signal));
-    return formatString("exit status %d", code);
-  }
-};
-
-/// Runs `argv` (argv[0] is searched on PATH when it has no slash) and waits
-/// for it. With `quiet`, its stdout and stderr go to /dev/null; otherwise it
-/// shares ours. An error when it cannot be started.
-StatusOr<ExitStatus> spawnAndWait(const std::vector<std::string> &argv,
-                                  bool quiet) {
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (quiet) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null",
-                                     O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    return unavailable("cannot run %s: %s", argv[0].c_str(), std::strerror(rc));
-
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      return internalError("waitpid for %s: %s", argv[0].c_str(),
-                           std::strerror(errno));
-  }
-  ExitStatus out;
-  if (WIFSIGNALED(status))
-    out.signal = WTERMSIG(status);
-  else
-    out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
 /// "" when `python` imports matplotlib, else why not.
 std::string whyNoMatplotlib(const std::string &python) {
-  auto st = spawnAndWait({python, "-c", "import matplotlib"}, /*quiet=*/true);
+  ProcessOptions quiet;
+  quiet.output = ProcessOptions::Output::Discard;
+  quiet.searchPath = true;
+  auto st = runProcess({python, "-c", "import matplotlib"}, quiet);
   if (!st.ok())
     return st.status().message();
   if (!st->success())
@@ -197,7 +140,9 @@ int tessera::bench::runReport(const ReportOptions &options) {
   std::vector<std::string> argv = {*python, script, "--out=" + options.outDir,
                                    "--"};
   argv.insert(argv.end(), options.inputs.begin(), options.inputs.end());
-  StatusOr<ExitStatus> st = spawnAndWait(argv, /*quiet=*/false);
+  ProcessOptions shared;
+  shared.searchPath = true;
+  StatusOr<ExitStatus> st = runProcess(argv, shared);
   if (!st.ok())
     return failWith(1, st.status().message());
   if (!st->success())

@@ -2,6 +2,7 @@
 
 #include "tessera/Target/CUDA/Assembler.h"
 
+#include "tessera/Support/Process.h"
 #include "tessera/Target/CUDA/CudaLibraries.h"
 
 #include <cerrno>
@@ -9,13 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 using namespace tessera;
 using namespace tessera::cuda;
@@ -247,37 +243,6 @@ StatusOr<std::string> readFile(const std::string &path) {
   return contents;
 }
 
-/// Runs `argv` (no shell) with stdin from /dev/null and stdout+stderr into
-/// `logPath`; returns the exit status as waitpid reports it.
-StatusOr<int> runProcess(const std::vector<std::string> &args,
-                         const std::string &logPath) {
-  std::vector<char *> argv;
-  for (const std::string &arg : args)
-    argv.push_back(const_cast<char *>(arg.c_str()));
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  int err =
-      ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0)
-    return unavailable("cannot run '%s': %s", args[0].c_str(),
-                       std::strerror(err));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      return internalError("waitpid for '%s' failed: %s", args[0].c_str(),
-                           std::strerror(errno));
-  }
-  return status;
-}
-
 StatusOr<CubinResult> assembleWithPtxas(const std::string &ptxas,
                                         std::string_view ptx,
                                         std::string_view arch,
@@ -300,15 +265,17 @@ StatusOr<CubinResult> assembleWithPtxas(const std::string &ptxas,
     args.push_back(extra);
   args.insert(args.end(), {"-o", output, input});
 
-  TESSERA_ASSIGN_OR_RETURN(int status, runProcess(args, logPath));
+  ProcessOptions po;
+  po.output = ProcessOptions::Output::File;
+  po.outputPath = logPath;
+  TESSERA_ASSIGN_OR_RETURN(ExitStatus status, runProcess(args, po));
   StatusOr<std::string> log = readFile(logPath);
   std::string logText = log.isOk() ? *log : std::string();
-  if (WIFSIGNALED(status))
+  if (status.signal)
     return internalError("ptxas '%s' was killed by signal %d:\n%s",
-                         ptxas.c_str(), WTERMSIG(status), logText.c_str());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return invalidArgument("ptxas failed (exit status %d):\n%s",
-                           WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                         ptxas.c_str(), status.signal, logText.c_str());
+  if (status.code != 0)
+    return invalidArgument("ptxas failed (exit status %d):\n%s", status.code,
                            logText.c_str());
 
   CubinResult result;
