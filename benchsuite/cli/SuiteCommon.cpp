@@ -87,11 +87,8 @@ DType bench::storageOf(const std::string &precision) {
 }
 
 ComputePath bench::pathOf(const std::string &precision, DeviceKind device) {
-  // cpu and sim compute every precision with f32 FMAs (tf32 dots too).
-  if (device != DeviceKind::Cuda)
-    return ComputePath::Fp32;
-  auto path = computePathForPrecision(shortPrecision(precision), true);
-  return path ? *path : ComputePath::Fp32;
+  return computePathForPrecision(precision, device == DeviceKind::Cuda)
+      .value_or(ComputePath::Fp32);
 }
 
 std::string bench::shortPrecision(const std::string &precision) {

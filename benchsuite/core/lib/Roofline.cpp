@@ -154,16 +154,19 @@ std::optional<ComputePath>
 tessera::bench::computePathForPrecision(std::string_view precision,
                                         bool tensorCores) {
   std::string p;
-  for (char c : precision)
+  for (char c : precision.substr(0, precision.find('@')))
     p.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  auto tensor = [&](ComputePath path) {
+    return tensorCores ? path : ComputePath::Fp32;
+  };
   if (p == "f16" || p == "fp16" || p == "half")
-    return tensorCores ? ComputePath::TensorFp16 : ComputePath::Fp32;
+    return tensor(ComputePath::TensorFp16);
   if (p == "bf16")
-    return tensorCores ? ComputePath::TensorBf16 : ComputePath::Fp32;
+    return tensor(ComputePath::TensorBf16);
   if (p == "tf32")
-    return ComputePath::TensorTf32;
+    return tensor(ComputePath::TensorTf32);
   if (p.starts_with("fp8") || p.starts_with("f8"))
-    return ComputePath::TensorFp8;
+    return tensor(ComputePath::TensorFp8);
   if (p == "f32" || p == "fp32" || p == "float")
     return ComputePath::Fp32;
   if (p == "f64" || p == "fp64" || p == "double")

@@ -129,6 +129,16 @@ TEST(Roofline, PathNames) {
   EXPECT_EQ(computePathForPrecision("fp8_e4m3", true), ComputePath::TensorFp8);
   EXPECT_EQ(computePathForPrecision("tf32", true), ComputePath::TensorTf32);
   EXPECT_FALSE(computePathForPrecision("q4", true));
+  // Without tensor cores every narrow or tf32 dot is an f32 FMA.
+  EXPECT_EQ(computePathForPrecision("tf32", false), ComputePath::Fp32);
+  EXPECT_EQ(computePathForPrecision("fp8_e5m2", false), ComputePath::Fp32);
+  EXPECT_EQ(computePathForPrecision("bf16", false), ComputePath::Fp32);
+  EXPECT_EQ(computePathForPrecision("i8", false), ComputePath::Int8);
+  // Policies: the accumulator suffix does not change the path.
+  EXPECT_EQ(computePathForPrecision("fp8_e4m3@accum(fp32)", true),
+            ComputePath::TensorFp8);
+  EXPECT_EQ(computePathForPrecision("bf16@accum(fp32)", false),
+            ComputePath::Fp32);
   auto m = peaksToMap(simplePeaks());
   EXPECT_DOUBLE_EQ(m.at("fp16_tflops"), 100);
   EXPECT_DOUBLE_EQ(m.at("bandwidth_gbs"), 1000);

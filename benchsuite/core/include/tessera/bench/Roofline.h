@@ -35,10 +35,12 @@ enum class ComputePath {
 std::string_view computePathName(ComputePath path);
 /// Inverse of computePathName; nullopt for an unknown name.
 std::optional<ComputePath> parseComputePath(std::string_view name);
-/// The path a precision name implies: f16/fp16 -> TensorFp16 when
-/// `tensorCores` (else Fp32), bf16 likewise, tf32 -> TensorTf32,
-/// fp8*/f8* -> TensorFp8, f32/fp32 -> Fp32, f64/fp64 -> Fp64, i8/int8 ->
-/// Int8; nullopt otherwise.
+/// The path a precision name or policy implies (an "@accum(...)" suffix is
+/// ignored): with `tensorCores`, f16/fp16 -> TensorFp16, bf16 ->
+/// TensorBf16, tf32 -> TensorTf32, fp8*/f8* -> TensorFp8; without, all of
+/// these run as f32 FMAs -> Fp32 (the cpu computes tf32 dots in full f32
+/// and converts narrow types to f32). f32/fp32 -> Fp32, f64/fp64 -> Fp64,
+/// i8/int8 -> Int8 either way; nullopt otherwise.
 std::optional<ComputePath> computePathForPrecision(std::string_view precision,
                                                    bool tensorCores);
 
