@@ -199,17 +199,8 @@ double inputValue(int rank, size_t i) {
 //===----------------------------------------------------------------------===//
 
 CaseSpec allReduceCase(int64_t bytes, const std::string &precision) {
-  CaseSpec c;
-  c.suite = "all_reduce";
-  c.kernel = "all_reduce";
-  c.precision = precision;
-  c.dims = {{"bytes", bytes}};
-  std::string size = bytes >= (int64_t(1) << 20)
-                         ? std::to_string(bytes >> 20) + " MiB"
-                         : std::to_string(bytes >> 10) + " KiB";
-  c.name = "all_reduce " + shortPrecision(precision) + " " + size;
-  c.params = {{"bytes", std::to_string(bytes)}};
-  return c;
+  return makeCase("all_reduce", "all_reduce", precision, bytesText(bytes),
+                  {{"bytes", bytes}});
 }
 
 std::vector<CaseSpec> allReduceCases(const CaseRequest &req) {
@@ -222,7 +213,7 @@ std::vector<CaseSpec> allReduceCases(const CaseRequest &req) {
       continue;
     if (req.sizes == SizeSet::Custom) {
       for (const auto &d : req.custom)
-        if (d.size() == 1 && d.count("bytes"))
+        if (matches(d, {"bytes"}, {}))
           out.push_back(allReduceCase(d.at("bytes"), p));
     } else if (req.sizes == SizeSet::Full) {
       for (int64_t b = 4 << 10; b <= (int64_t(1) << 30); b *= 4)

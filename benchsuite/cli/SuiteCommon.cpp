@@ -165,6 +165,60 @@ bench::parseSizeList(const std::string &text) {
   return out;
 }
 
+CaseSpec bench::makeCase(const std::string &suite, const std::string &kernel,
+                         const std::string &precision, const std::string &label,
+                         std::map<std::string, int64_t> dims) {
+  CaseSpec c;
+  c.suite = suite;
+  c.kernel = kernel;
+  c.precision = precision;
+  c.name = suite + " " + shortPrecision(precision) + " " + label;
+  for (const auto &[k, v] : dims)
+    c.params[k] = std::to_string(v);
+  c.dims = std::move(dims);
+  return c;
+}
+
+std::string bench::dimsText(const std::vector<int64_t> &dims) {
+  std::string s;
+  for (int64_t d : dims)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+std::string bench::bytesText(int64_t bytes) {
+  if (bytes >= (int64_t(1) << 20))
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024)
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+bool bench::matches(const std::map<std::string, int64_t> &dims,
+                    std::initializer_list<const char *> required,
+                    std::initializer_list<const char *> optional) {
+  size_t seen = 0;
+  for (const char *r : required) {
+    if (!dims.count(r))
+      return false;
+    ++seen;
+  }
+  for (const char *o : optional)
+    seen += dims.count(o);
+  return seen == dims.size();
+}
+
+int64_t bench::dimOr(const std::map<std::string, int64_t> &dims,
+                     const std::string &name, int64_t otherwise) {
+  auto it = dims.find(name);
+  return it == dims.end() ? otherwise : it->second;
+}
+
+TensorView bench::spanView(std::vector<float> &v) {
+  return TensorView::contiguous(v.data(), DType::F32,
+                                {static_cast<int64_t>(v.size())});
+}
+
 CaseResult bench::startResult(const RunContext &ctx, const CaseSpec &spec) {
   CaseResult r;
   r.suite = spec.suite;
@@ -182,9 +236,8 @@ namespace {
 /// cubin compile times, registers, shared memory, spills and occupancy.
 /// A failure is recorded as a resource note, not as a case failure (the
 /// run device may be cpu, where the GPU path is informative only).
-void gpuArtifacts(const RunContext &ctx, const Program &prog,
-                  const Kernel &kernel, const std::vector<Arg> &args,
-                  CaseResult &r) {
+void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
+                  const std::vector<Arg> &args, CaseResult &r) {
   Specialization spec = kernel.specialization();
   const KernelInfo &info = kernel.info();
   size_t argIndex = 0;
@@ -200,29 +253,42 @@ void gpuArtifacts(const RunContext &ctx, const Program &prog,
       if (t->strides.empty() || t->strides.back() == 1)
         spec.unitStrideTensors.push_back(p.name);
   }
-  driver::StageTimes times;
-  driver::GpuEmitOptions gpu;
-  gpu.arch = ctx.gpuArch;
-  driver::GpuResources res;
-  auto cubin = driver::emit(prog.module(), r.kernel, spec,
-                            driver::EmitKind::Cubin, &times, gpu, &res);
-  if (!cubin.ok()) {
-    r.resourcesNote = ctx.gpuArch + ": " + firstLine(cubin.status().message());
+  std::string key = prog.name() + "\n" + r.kernel + "\n" + spec.canonical() +
+                    "\n" + ctx.gpuArch;
+  auto [it, fresh] = ctx.gpuArtifacts.try_emplace(key);
+  RunContext::GpuArtifacts &g = it->second;
+  if (fresh) {
+    driver::StageTimes times;
+    driver::GpuEmitOptions gpu;
+    gpu.arch = ctx.gpuArch;
+    driver::GpuResources res;
+    auto cubin = driver::emit(prog.module(), r.kernel, spec,
+                              driver::EmitKind::Cubin, &times, gpu, &res);
+    if (!cubin.ok()) {
+      g.note = ctx.gpuArch + ": " + firstLine(cubin.status().message());
+    } else {
+      g.ptxMs = times.lowering + times.codegen;
+      g.cubinMs = times.assemble;
+      int64_t shared = res.sharedBytes + res.tileSharedBytes;
+      g.resources = {{"registers", res.registers},
+                     {"sharedBytes", double(shared)},
+                     {"localBytes", double(res.localBytes)},
+                     {"spillBytes", double(res.spillStores + res.spillLoads)},
+                     {"threadsPerBlock", res.blockSize}};
+      if (auto limits = smLimits(ctx.gpuArch)) {
+        Occupancy o = occupancy(*limits, res.blockSize, res.registers, shared);
+        g.resources["occupancy"] = o.occupancy;
+        g.resources["blocksPerSm"] = o.blocksPerSm;
+      }
+    }
+  }
+  if (!g.note.empty()) {
+    r.resourcesNote = g.note;
     return;
   }
-  r.compile.ptx = times.lowering + times.codegen;
-  r.compile.cubin = times.assemble;
-  r.resources["registers"] = res.registers;
-  r.resources["sharedBytes"] = double(res.sharedBytes + res.tileSharedBytes);
-  r.resources["localBytes"] = double(res.localBytes);
-  r.resources["spillBytes"] = double(res.spillStores + res.spillLoads);
-  r.resources["threadsPerBlock"] = res.blockSize;
-  if (auto limits = smLimits(ctx.gpuArch)) {
-    Occupancy o = occupancy(*limits, res.blockSize, res.registers,
-                            res.sharedBytes + res.tileSharedBytes);
-    r.resources["occupancy"] = o.occupancy;
-    r.resources["blocksPerSm"] = o.blocksPerSm;
-  }
+  r.compile.ptx = g.ptxMs;
+  r.compile.cubin = g.cubinMs;
+  r.resources = g.resources;
   r.resourcesArch = ctx.gpuArch;
 }
 

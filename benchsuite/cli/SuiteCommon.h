@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,32 @@ nvrtcBaseline(RunContext &ctx, CudaKernelSource source, std::vector<Arg> args,
 
 /// Compiles (with the tuning mode), validates, times; fills `r`.
 void runPlan(RunContext &ctx, Plan &plan, CaseResult &r);
+
+/// A case of `suite` running `kernel` in `precision`, named
+/// "<suite> <precision> <label>", whose params are its dims as text.
+CaseSpec makeCase(const std::string &suite, const std::string &kernel,
+                  const std::string &precision, const std::string &label,
+                  std::map<std::string, int64_t> dims);
+
+/// "4x512x768" for {4, 512, 768}.
+std::string dimsText(const std::vector<int64_t> &dims);
+
+/// A byte count as "1 MiB", "256 KiB" or "12 B".
+std::string bytesText(int64_t bytes);
+
+/// Whether a --sizes entry names every one of `required`, some of
+/// `optional` and nothing else (the entries a suite runs).
+bool matches(const std::map<std::string, int64_t> &dims,
+             std::initializer_list<const char *> required,
+             std::initializer_list<const char *> optional);
+
+/// `name` of a --sizes entry, else `otherwise`.
+int64_t dimOr(const std::map<std::string, int64_t> &dims,
+              const std::string &name, int64_t otherwise);
+
+/// The whole of `v` as a contiguous 1-D f32 tensor (the CUDA C++ baselines
+/// take a pointer to the first element and index it themselves).
+TensorView spanView(std::vector<float> &v);
 
 /// A result with the case's identity filled in.
 CaseResult startResult(const RunContext &ctx, const CaseSpec &spec);

@@ -74,6 +74,15 @@ struct RunContext {
   std::string gpuArch;
   std::optional<Peaks> peaks;
   std::unique_ptr<CpuCacheFlusher> cpuFlusher;
+  /// GPU artifacts already compiled in this run, by program, kernel,
+  /// specialisation and architecture: cases that share a specialisation
+  /// (sizes of one configuration) compile it for the GPU once.
+  struct GpuArtifacts {
+    double ptxMs = 0, cubinMs = 0;
+    std::map<std::string, double> resources;
+    std::string note; ///< why there are none
+  };
+  std::map<std::string, GpuArtifacts> gpuArtifacts;
   /// Loaded kernel files by name ("vector_ops").
   std::map<std::string, std::shared_ptr<Program>> programs;
   StatusOr<std::shared_ptr<Program>> program(const std::string &family);

@@ -29,13 +29,6 @@ using namespace tessera::bench;
 
 namespace {
 
-std::string dimsText(const std::vector<int64_t> &dims) {
-  std::string s;
-  for (int64_t d : dims)
-    s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 /// The precisions a request runs for a suite: --precision filtered to what
 /// the suite accepts, else its defaults.
 std::vector<std::string> precisionsFor(const CaseRequest &req,
@@ -48,21 +41,6 @@ std::vector<std::string> precisionsFor(const CaseRequest &req,
     if (std::find(accepted.begin(), accepted.end(), p) != accepted.end())
       out.push_back(p);
   return out;
-}
-
-/// A custom size entry that names exactly `required` and some of `optional`.
-bool matches(const std::map<std::string, int64_t> &dims,
-             std::initializer_list<const char *> required,
-             std::initializer_list<const char *> optional) {
-  size_t seen = 0;
-  for (const char *r : required) {
-    if (!dims.count(r))
-      return false;
-    ++seen;
-  }
-  for (const char *o : optional)
-    seen += dims.count(o);
-  return seen == dims.size();
 }
 
 //===----------------------------------------------------------------------===//
@@ -78,17 +56,12 @@ const std::vector<std::string> kGemmPrecisions = {"fp32",
 
 CaseSpec gemmCase(int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                   const std::string &precision, const std::string &shape) {
-  CaseSpec c;
-  c.suite = "gemm";
-  c.kernel = "gemm";
-  c.precision = precision;
-  c.dims = {{"M", m}, {"N", n}, {"K", k}, {"transA", ta}, {"transB", tb}};
   std::string t =
       ta || tb ? std::string(" ") + (ta ? "T" : "N") + (tb ? "T" : "N") : "";
-  c.name = "gemm " + shortPrecision(precision) + " " + dimsText({m, n, k}) + t;
-  c.params = {{"M", std::to_string(m)},   {"N", std::to_string(n)},
-              {"K", std::to_string(k)},   {"transA", ta ? "1" : "0"},
-              {"transB", tb ? "1" : "0"}, {"shape", shape}};
+  CaseSpec c =
+      makeCase("gemm", "gemm", precision, dimsText({m, n, k}) + t,
+               {{"M", m}, {"N", n}, {"K", k}, {"transA", ta}, {"transB", tb}});
+  c.params["shape"] = shape;
   return c;
 }
 
@@ -101,9 +74,8 @@ std::vector<CaseSpec> gemmCases(const CaseRequest &req) {
       if (matches(d, {"M", "N", "K"}, {"transA", "transB"}))
         for (const std::string &p : precisions)
           out.push_back(gemmCase(d.at("M"), d.at("N"), d.at("K"),
-                                 d.count("transA") && d.at("transA"),
-                                 d.count("transB") && d.at("transB"), p,
-                                 "custom"));
+                                 dimOr(d, "transA", 0), dimOr(d, "transB", 0),
+                                 p, "custom"));
     return out;
   }
   if (req.sizes == SizeSet::Full) {
@@ -325,17 +297,8 @@ const std::vector<std::string> kRowPrecisions = {
 
 CaseSpec layerNormCase(int64_t b, int64_t s, int64_t h,
                        const std::string &precision) {
-  CaseSpec c;
-  c.suite = "layer_norm";
-  c.kernel = "layernorm";
-  c.precision = precision;
-  c.dims = {{"B", b}, {"S", s}, {"H", h}};
-  c.name =
-      "layer_norm " + shortPrecision(precision) + " " + dimsText({b, s, h});
-  c.params = {{"B", std::to_string(b)},
-              {"S", std::to_string(s)},
-              {"H", std::to_string(h)}};
-  return c;
+  return makeCase("layer_norm", "layernorm", precision, dimsText({b, s, h}),
+                  {{"B", b}, {"S", s}, {"H", h}});
 }
 
 std::vector<CaseSpec> layerNormCases(const CaseRequest &req) {
@@ -346,8 +309,8 @@ std::vector<CaseSpec> layerNormCases(const CaseRequest &req) {
     if (req.sizes == SizeSet::Custom) {
       for (const auto &d : req.custom)
         if (matches(d, {"S", "H"}, {"B"}))
-          out.push_back(layerNormCase(d.count("B") ? d.at("B") : 1, d.at("S"),
-                                      d.at("H"), p));
+          out.push_back(
+              layerNormCase(dimOr(d, "B", 1), d.at("S"), d.at("H"), p));
     } else if (req.sizes == SizeSet::Full) {
       for (int64_t b : {1, 4, 8, 16, 32, 64, 128})
         for (int64_t s : {128, 256, 512, 1024, 2048, 4096, 8192})
@@ -405,15 +368,12 @@ CaseResult runLayerNorm(RunContext &ctx, const CaseSpec &spec) {
   p.baseline = [=] { compute(threads); };
   p.baselineName = "C++ loop";
   if (ctx.device == DeviceKind::Cuda) {
-    auto f32 = [](std::vector<float> &v) {
-      return TensorView::contiguous(v.data(), DType::F32,
-                                    {static_cast<int64_t>(v.size())});
-    };
     p.deviceBaselineName = "CUDA C++ (NVRTC, f32)";
-    p.deviceBaseline = nvrtcBaseline(ctx, cudakernels::layerNorm(),
-                                     {f32(*xf), f32(*wf), f32(*bf), f32(*ref),
-                                      Arg(rows), Arg(H), Arg(double(eps))},
-                                     cudakernels::rowGrid(rows));
+    p.deviceBaseline =
+        nvrtcBaseline(ctx, cudakernels::layerNorm(),
+                      {spanView(*xf), spanView(*wf), spanView(*bf),
+                       spanView(*ref), Arg(rows), Arg(H), Arg(double(eps))},
+                      cudakernels::rowGrid(rows));
   }
   p.op = ToleranceOp::LayerNorm;
   p.reductionLength = H;
@@ -429,19 +389,10 @@ CaseResult runLayerNorm(RunContext &ctx, const CaseSpec &spec) {
 
 CaseSpec softmaxCase(int64_t b, int64_t h, int64_t sq, int64_t sk, bool causal,
                      const std::string &precision) {
-  CaseSpec c;
-  c.suite = "softmax";
-  c.kernel = "softmax";
-  c.precision = precision;
-  c.dims = {{"B", b}, {"H", h}, {"Sq", sq}, {"Sk", sk}, {"causal", causal}};
-  c.name = "softmax " + shortPrecision(precision) + " " +
-           dimsText({b, h, sq, sk}) + (causal ? " causal" : "");
-  c.params = {{"B", std::to_string(b)},
-              {"H", std::to_string(h)},
-              {"Sq", std::to_string(sq)},
-              {"Sk", std::to_string(sk)},
-              {"causal", causal ? "1" : "0"}};
-  return c;
+  return makeCase(
+      "softmax", "softmax", precision,
+      dimsText({b, h, sq, sk}) + (causal ? " causal" : ""),
+      {{"B", b}, {"H", h}, {"Sq", sq}, {"Sk", sk}, {"causal", causal}});
 }
 
 std::vector<CaseSpec> softmaxCases(const CaseRequest &req) {
@@ -452,13 +403,13 @@ std::vector<CaseSpec> softmaxCases(const CaseRequest &req) {
     if (req.sizes == SizeSet::Custom) {
       for (const auto &d : req.custom) {
         if (matches(d, {"S"}, {"B", "H", "causal"}))
-          out.push_back(softmaxCase(
-              d.count("B") ? d.at("B") : 1, d.count("H") ? d.at("H") : 1,
-              d.at("S"), d.at("S"), d.count("causal") && d.at("causal"), p));
+          out.push_back(softmaxCase(dimOr(d, "B", 1), dimOr(d, "H", 1),
+                                    d.at("S"), d.at("S"), dimOr(d, "causal", 0),
+                                    p));
         else if (matches(d, {"Sq", "Sk"}, {"B", "H", "causal"}))
-          out.push_back(softmaxCase(
-              d.count("B") ? d.at("B") : 1, d.count("H") ? d.at("H") : 1,
-              d.at("Sq"), d.at("Sk"), d.count("causal") && d.at("causal"), p));
+          out.push_back(softmaxCase(dimOr(d, "B", 1), dimOr(d, "H", 1),
+                                    d.at("Sq"), d.at("Sk"),
+                                    dimOr(d, "causal", 0), p));
       }
     } else if (req.sizes == SizeSet::Full) {
       // Seed document 002, without the shapes whose host copies (input,
@@ -528,14 +479,10 @@ CaseResult runSoftmax(RunContext &ctx, const CaseSpec &spec) {
   p.baseline = [=] { compute(threads); };
   p.baselineName = "C++ loop";
   if (ctx.device == DeviceKind::Cuda) {
-    auto f32 = [](std::vector<float> &v) {
-      return TensorView::contiguous(v.data(), DType::F32,
-                                    {static_cast<int64_t>(v.size())});
-    };
     p.deviceBaselineName = "CUDA C++ (NVRTC, f32)";
     p.deviceBaseline = nvrtcBaseline(ctx, cudakernels::softmax(),
-                                     {f32(*xf), f32(*ref), Arg(rows), Arg(Sk),
-                                      Arg(Sq), Arg(int64_t(causal))},
+                                     {spanView(*xf), spanView(*ref), Arg(rows),
+                                      Arg(Sk), Arg(Sq), Arg(int64_t(causal))},
                                      cudakernels::rowGrid(rows));
   }
   p.op = ToleranceOp::Softmax;
@@ -554,19 +501,9 @@ CaseResult runSoftmax(RunContext &ctx, const CaseSpec &spec) {
 
 CaseSpec attentionCase(int64_t b, int64_t h, int64_t s, int64_t d, bool causal,
                        const std::string &precision) {
-  CaseSpec c;
-  c.suite = "attention";
-  c.kernel = "attention";
-  c.precision = precision;
-  c.dims = {{"B", b}, {"H", h}, {"S", s}, {"D", d}, {"causal", causal}};
-  c.name = "attention " + shortPrecision(precision) + " " +
-           dimsText({b, h, s, d}) + (causal ? " causal" : "");
-  c.params = {{"B", std::to_string(b)},
-              {"H", std::to_string(h)},
-              {"S", std::to_string(s)},
-              {"D", std::to_string(d)},
-              {"causal", causal ? "1" : "0"}};
-  return c;
+  return makeCase("attention", "attention", precision,
+                  dimsText({b, h, s, d}) + (causal ? " causal" : ""),
+                  {{"B", b}, {"H", h}, {"S", s}, {"D", d}, {"causal", causal}});
 }
 
 std::vector<CaseSpec> attentionCases(const CaseRequest &req) {
@@ -577,9 +514,9 @@ std::vector<CaseSpec> attentionCases(const CaseRequest &req) {
     if (req.sizes == SizeSet::Custom) {
       for (const auto &d : req.custom)
         if (matches(d, {"S", "D"}, {"B", "H", "causal"}))
-          out.push_back(attentionCase(
-              d.count("B") ? d.at("B") : 1, d.count("H") ? d.at("H") : 1,
-              d.at("S"), d.at("D"), d.count("causal") && d.at("causal"), p));
+          out.push_back(attentionCase(dimOr(d, "B", 1), dimOr(d, "H", 1),
+                                      d.at("S"), d.at("D"),
+                                      dimOr(d, "causal", 0), p));
     } else if (req.sizes == SizeSet::Full) {
       // The FlashAttention papers' forward benchmark: 16k tokens per batch,
       // hidden size 2048 (H = 2048 / D), causal and not.

@@ -61,13 +61,6 @@ TensorView view(std::vector<float> &v, int64_t n, int64_t stride = 1) {
   return t;
 }
 
-/// The whole span of `v` as a contiguous f32 tensor (what the NVRTC
-/// kernels take: a pointer to the first element; they stride themselves).
-TensorView spanView(std::vector<float> &v) {
-  return TensorView::contiguous(v.data(), DType::F32,
-                                {static_cast<int64_t>(v.size())});
-}
-
 TensorView viewI32(std::vector<int32_t> &v, int64_t n) {
   TensorView t;
   t.data = v.data();
@@ -225,15 +218,13 @@ std::vector<CaseSpec> vectorOpCases(const CaseRequest &req) {
   if (req.sizes == SizeSet::Custom) {
     // N=..., optionally stride=S (axpy and add only, as the strided cases).
     for (const auto &dims : req.custom) {
-      auto n = dims.find("N");
-      if (n == dims.end() || (dims.size() > 1 && !dims.count("stride")) ||
-          dims.size() > 2)
+      if (!matches(dims, {"N"}, {"stride"}))
         continue;
-      int64_t stride = dims.count("stride") ? dims.at("stride") : 1;
+      int64_t stride = dimOr(dims, "stride", 1);
       for (const char *op : kVectorOps)
         if (stride == 1 || std::string(op) == "axpy" ||
             std::string(op) == "add")
-          out.push_back(vectorCase(op, n->second, stride));
+          out.push_back(vectorCase(op, dims.at("N"), stride));
     }
     return out;
   }
@@ -369,11 +360,7 @@ CaseSpec streamCase(const std::string &op, int64_t bytes,
   c.pattern = pat;
   if (pat.rfind("strided_", 0) == 0)
     c.stride = std::stoll(pat.substr(8));
-  std::string size = bytes >= (int64_t(1) << 20)
-                         ? std::to_string(bytes >> 20) + " MiB"
-                     : bytes >= 1024 ? std::to_string(bytes >> 10) + " KiB"
-                                     : std::to_string(bytes) + " B";
-  c.name = op + " " + size + " " + pat;
+  c.name = op + " " + bytesText(bytes) + " " + pat;
   c.params = {{"bytes", std::to_string(bytes)},
               {"N", std::to_string(c.n)},
               {"pattern", pat}};
@@ -386,18 +373,16 @@ std::vector<CaseSpec> streamCases(const CaseRequest &req) {
   if (req.sizes == SizeSet::Custom) {
     // bytes=B (per array) or N=elements; optionally stride=S or random=1.
     for (const auto &dims : req.custom) {
-      int64_t bytes = dims.count("bytes")
-                          ? dims.at("bytes")
-                          : (dims.count("N") ? dims.at("N") * 4 : 0);
-      size_t known = dims.count("bytes") + dims.count("N") +
-                     dims.count("stride") + dims.count("random");
-      if (bytes < 4 || known != dims.size() ||
-          (dims.count("bytes") && dims.count("N")))
+      if (!matches(dims, {"bytes"}, {"stride", "random"}) &&
+          !matches(dims, {"N"}, {"stride", "random"}))
         continue;
+      int64_t bytes = dimOr(dims, "bytes", dimOr(dims, "N", 0) * 4);
+      if (bytes < 4)
+        continue;
+      int64_t stride = dimOr(dims, "stride", 1);
       std::string pat = dims.count("random") ? "random"
-                        : dims.count("stride") && dims.at("stride") > 1
-                            ? "strided_" + std::to_string(dims.at("stride"))
-                            : "sequential";
+                        : stride > 1 ? "strided_" + std::to_string(stride)
+                                     : "sequential";
       for (const char *op : ops)
         out.push_back(streamCase(op, bytes / 4 * 4, pat));
     }

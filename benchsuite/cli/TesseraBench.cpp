@@ -224,9 +224,9 @@ int main(int argc, char **argv) {
         precs += (precs.empty() ? "" : ", ") + p;
       for (const std::string &k : s.sizeKeys)
         keys += (keys.empty() ? "" : ",") + k;
-      std::vector<CaseSpec> quickCases = s.cases(quick);
+      std::vector<CaseSpec> fullCases = s.cases(full);
       std::set<std::string> kernelSet;
-      for (const CaseSpec &c : s.cases(full))
+      for (const CaseSpec &c : fullCases)
         kernelSet.insert(c.kernel);
       std::string kernels;
       for (const std::string &k : kernelSet)
@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
       std::printf("  %-18s %s\n  %-18s kernels %s\n  %-18s %zu quick (cpu) / "
                   "%zu full cases; precisions %s; --sizes keys %s\n",
                   s.name.c_str(), s.description.c_str(), "", kernels.c_str(),
-                  "", quickCases.size(), s.cases(full).size(), precs.c_str(),
+                  "", s.cases(quick).size(), fullCases.size(), precs.c_str(),
                   keys.c_str());
     }
     std::printf("devices:\n");
