@@ -16,6 +16,8 @@
 #include "OpenBlas.h"
 #include "ThreadPool.h"
 
+#include "BaselinesTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,15 +32,7 @@ using namespace tessera::bench;
 
 namespace {
 
-std::vector<float> randomVector(size_t n, unsigned seed, float lo = -1.0f,
-                                float hi = 1.0f) {
-  std::vector<float> v(n);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
+using tessera::bench::baselinetest::randomVector;
 
 /// Sizes around the vector width (16 f32), the reduction block (64) and
 /// large enough for 2 and 3 threads to really be used (> 3 *

@@ -17,7 +17,9 @@
 
 #include "tessera/Target/CUDA/Nvrtc.h"
 
+#include "BaselinesTestUtil.h"
 #include <gmock/gmock.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,15 +60,7 @@ std::vector<CudaKernelSource> allSources() {
 
 bool haveGpu() { return rt().deviceStatus(DeviceKind::Cuda).isOk(); }
 
-std::vector<float> randomVector(size_t n, unsigned seed, float lo = -1.0f,
-                                float hi = 1.0f) {
-  std::vector<float> v(n);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
+using tessera::bench::baselinetest::randomVector;
 
 TensorView f32(std::vector<float> &v) {
   return TensorView::contiguous(v.data(), DType::F32, {int64_t(v.size())});
