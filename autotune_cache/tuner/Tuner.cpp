@@ -220,6 +220,18 @@ std::string firstLine(const std::string &s) {
   return s.substr(0, s.find('\n'));
 }
 
+/// What a strategy learns from a stored or fresh evaluation of `config`:
+/// its median, or why it is invalid.
+Evaluation evaluationOf(const Config &config, const EvaluatedConfig &e) {
+  Evaluation ev;
+  ev.config = config;
+  if (e.stats)
+    ev.score = e.stats->medianMs;
+  else
+    ev.invalidReason = e.invalidReason;
+  return ev;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -483,13 +495,7 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
     for (const EvaluatedConfig &e : prior->evaluated)
       if (auto c = toConfig(e.config);
           c && space.isValid(*c) && seen.insert(space.index(*c)).second) {
-        Evaluation ev;
-        ev.config = *c;
-        if (e.stats)
-          ev.score = e.stats->medianMs;
-        else
-          ev.invalidReason = e.invalidReason;
-        strategy->observe(ev);
+        strategy->observe(evaluationOf(*c, e));
         evaluations.push_back(e);
         ++result.reused;
       }
@@ -601,13 +607,7 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
     for (size_t i = 0; i < batch.size(); ++i) {
       StatusOr<std::shared_ptr<Kernel>> k = jobs[i].get();
       EvaluatedConfig e = evaluate(batch[i], k);
-      Evaluation ev;
-      ev.config = batch[i];
-      if (e.stats)
-        ev.score = e.stats->medianMs;
-      else
-        ev.invalidReason = e.invalidReason;
-      strategy->observe(ev);
+      strategy->observe(evaluationOf(batch[i], e));
       evaluations.push_back(e);
       ++fresh;
       if (opts_.progress)
