@@ -43,6 +43,18 @@ std::vector<std::string> precisionsFor(const CaseRequest &req,
   return out;
 }
 
+/// The plain C++ loop `compute(threads)`, writing `ref`, is both the
+/// reference (its output, rounded by runPlan) and the timed cpu baseline.
+void useLoopReference(Plan &p, std::function<void(int)> compute,
+                      std::shared_ptr<std::vector<float>> ref, int threads) {
+  p.expected = [=] {
+    compute(threads);
+    return std::vector<double>(ref->begin(), ref->end());
+  };
+  p.baseline = [=] { compute(threads); };
+  p.baselineName = "C++ loop";
+}
+
 //===----------------------------------------------------------------------===//
 // gemm
 //===----------------------------------------------------------------------===//
@@ -361,12 +373,7 @@ CaseResult runLayerNorm(RunContext &ctx, const CaseSpec &spec) {
     loops::layerNorm(xf->data(), wf->data(), bf->data(), ref->data(), rows, H,
                      eps, t);
   };
-  p.expected = [=] {
-    compute(threads);
-    return std::vector<double>(ref->begin(), ref->end());
-  };
-  p.baseline = [=] { compute(threads); };
-  p.baselineName = "C++ loop";
+  useLoopReference(p, compute, ref, threads);
   if (ctx.device == DeviceKind::Cuda) {
     p.deviceBaselineName = "CUDA C++ (NVRTC, f32)";
     p.deviceBaseline =
@@ -472,12 +479,7 @@ CaseResult runSoftmax(RunContext &ctx, const CaseSpec &spec) {
     else
       loops::softmax(xf->data(), ref->data(), rows, Sk, t);
   };
-  p.expected = [=] {
-    compute(threads);
-    return std::vector<double>(ref->begin(), ref->end());
-  };
-  p.baseline = [=] { compute(threads); };
-  p.baselineName = "C++ loop";
+  useLoopReference(p, compute, ref, threads);
   if (ctx.device == DeviceKind::Cuda) {
     p.deviceBaselineName = "CUDA C++ (NVRTC, f32)";
     p.deviceBaseline = nvrtcBaseline(ctx, cudakernels::softmax(),
@@ -577,12 +579,7 @@ CaseResult runAttention(RunContext &ctx, const CaseSpec &spec) {
     loops::attention(qf->data(), kf->data(), vf->data(), ref->data(), B * H, S,
                      S, D, scale, causal, t);
   };
-  p.expected = [=] {
-    compute(threads);
-    return std::vector<double>(ref->begin(), ref->end());
-  };
-  p.baseline = [=] { compute(threads); };
-  p.baselineName = "C++ loop";
+  useLoopReference(p, compute, ref, threads);
   p.op = ToleranceOp::Attention;
   p.reductionLength = std::max(S, D);
   p.outDType = dt;
