@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - Tile IR to host code --------------------------------===//
 
 #include "tessera/Target/CPU/Pipeline.h"
+#include "tessera/Target/CPU/JitTarget.h"
 
 #include "tessera/Conversion/Passes.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
@@ -34,7 +35,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -114,18 +114,19 @@ struct PromoteSmallAllocsPass
     }
   }
 };
-/// Register micro-tile of the matmul kernel for the host's vector unit:
-/// the accumulator takes half the vector registers (16 of 32 zmm with
+/// Register micro-tile of the matmul kernel for the JIT target's vector
+/// unit: the accumulator takes half the vector registers (16 of 32 zmm with
 /// AVX-512, 8 of 16 ymm with AVX2).
 struct MicroTile {
   int64_t mr, nr;
 };
-MicroTile hostMicroTile() {
+MicroTile targetMicroTile() {
   static const MicroTile tile = [] {
-    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
-    if (f.lookup("avx512f"))
+    StatusOr<cpu::JitTarget> t = cpu::jitTarget();
+    auto has = [&](const char *f) { return t.isOk() && t->hasFeature(f); };
+    if (has("avx512f"))
       return MicroTile{8, 32};
-    if (f.lookup("avx2") || f.lookup("avx"))
+    if (has("avx2") || has("avx"))
       return MicroTile{4, 16};
     return MicroTile{4, 8};
   }();
@@ -175,7 +176,7 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
   pm.addPass(std::make_unique<PromoteSmallAllocsPass>());
   pm.addPass(mlir::tessera::createCopyToLinalgPass());
   {
-    MicroTile t = hostMicroTile();
+    MicroTile t = targetMicroTile();
     mlir::tessera::VectorizeMatmulPassOptions o;
     o.mr = t.mr;
     o.nr = t.nr;
@@ -198,15 +199,16 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
 }
 
 namespace {
-StatusOr<std::unique_ptr<llvm::TargetMachine>> hostTargetMachine() {
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb)
-    return internalError("cannot detect the host: %s",
-                         llvm::toString(jtmb.takeError()).c_str());
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto tm = jtmb->createTargetMachine();
+StatusOr<std::unique_ptr<llvm::TargetMachine>> jitTargetMachine() {
+  TESSERA_ASSIGN_OR_RETURN(cpu::JitTarget t, cpu::jitTarget());
+  llvm::orc::JITTargetMachineBuilder jtmb((llvm::Triple(t.triple)));
+  jtmb.setCPU(t.cpu);
+  jtmb.addFeatures(t.features);
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = jtmb.createTargetMachine();
   if (!tm)
-    return internalError("cannot create a target machine: %s",
+    return internalError("cannot create a target machine for %s: %s",
+                         t.describe().c_str(),
                          llvm::toString(tm.takeError()).c_str());
   return std::move(*tm);
 }
@@ -258,7 +260,7 @@ StatusOr<std::string> cpu::translateToText(ModuleOp module, TextKind kind) {
   auto llvmModule = translateModuleToLLVMIR(module, llvmCtx);
   if (!llvmModule)
     return internalError("translation to LLVM IR failed");
-  TESSERA_ASSIGN_OR_RETURN(auto tm, hostTargetMachine());
+  TESSERA_ASSIGN_OR_RETURN(auto tm, jitTargetMachine());
   llvmModule->setDataLayout(tm->createDataLayout());
   llvmModule->setTargetTriple(tm->getTargetTriple());
   auto opt = optimizingTransformer(tm.get());
@@ -307,7 +309,8 @@ StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
     return internalError("lowered module has no '%s'", function.c_str());
   std::unique_ptr<JitFunction> k(new JitFunction());
   k->nargs = fn.getNumArguments();
-  TESSERA_ASSIGN_OR_RETURN(k->tm, hostTargetMachine());
+  TESSERA_ASSIGN_OR_RETURN(k->tm, jitTargetMachine());
+  TESSERA_ASSIGN_OR_RETURN(auto engineTm, jitTargetMachine());
   // ExecutionEngineOptions::transformer is a function_ref: the
   // std::function it refers to lives as long as the engine (which calls it
   // again when it is destroyed).
@@ -318,13 +321,19 @@ StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
   // No debugger/profiler registration of every JIT'd object by default.
   opts.enableGDBNotificationListener = false;
   opts.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(module, opts);
+  auto engine = ExecutionEngine::create(module, opts, std::move(engineTm));
   if (!engine)
     return internalError("JIT compilation failed: %s",
                          llvm::toString(engine.takeError()).c_str());
   k->engine = std::move(*engine);
   k->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
+    // The conversions the code generator calls where the target has no
+    // instruction for them (bf16 and f16 rounding without AVX-512 BF16 or
+    // F16C): the same routines whatever the host provides.
+    for (const RuntimeRoutine &r : floatConversionRoutines())
+      map[interner(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
+                               llvm::JITSymbolFlags::Exported};
     for (const auto &[name, addr] : symbols)
       map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
                              llvm::JITSymbolFlags::Exported};
