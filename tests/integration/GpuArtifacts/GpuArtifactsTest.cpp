@@ -178,3 +178,52 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 } // namespace
+
+namespace {
+
+/// The compiler assembles whole-program: the registers of the row kernels'
+/// cubins are those of `ptxas` on the same PTX, not the (higher) figure of
+/// nvJitLink, which compiles PTX as relocatable device code.
+TEST(WholeProgramAssembly, RowKernelsGetWholeProgramRegisters) {
+  Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
+  if (!avail.isOk())
+    GTEST_SKIP() << avail.toString();
+  for (const char *family : {"softmax", "layernorm"}) {
+    std::ifstream in(kernelsDir() + "/" + family + ".tile");
+    ASSERT_TRUE(in) << family;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto m = driver::SourceModule::parse(family, ss.str());
+    ASSERT_TRUE(m.ok()) << m.status().toString();
+    for (const char *precision : {"fp32", "fp16"}) {
+      Specialization spec;
+      spec.precision = precision;
+      driver::GpuEmitOptions opts;
+      opts.arch = "sm_90a";
+      driver::GpuResources r;
+      auto cubin = driver::emit(**m, family, spec, driver::EmitKind::Cubin,
+                                nullptr, opts, &r);
+      ASSERT_TRUE(cubin.ok()) << cubin.status().toString();
+      auto ptx =
+          driver::emit(**m, family, spec, driver::EmitKind::PTX, nullptr, opts);
+      ASSERT_TRUE(ptx.ok()) << ptx.status().toString();
+      auto whole = cuda::assemblePtx(
+          *ptx, "sm_90a", {.backend = cuda::AssemblerBackend::kPtxas});
+      ASSERT_TRUE(whole.ok()) << whole.status().toString();
+      EXPECT_TRUE(whole->wholeProgram);
+      std::string where = std::string(family) + " " + precision;
+      EXPECT_EQ(r.assembler, "ptxas") << where;
+      EXPECT_EQ(r.registers, whole->usage.registers) << where;
+      auto reloc = cuda::assemblePtx(
+          *ptx, "sm_90a", {.backend = cuda::AssemblerBackend::kNvJitLink});
+      if (reloc.ok()) {
+        EXPECT_FALSE(reloc->wholeProgram);
+        EXPECT_LE(r.registers, reloc->usage.registers) << where;
+        std::printf("%-16s registers: %d whole-program, %d relocatable\n",
+                    where.c_str(), r.registers, reloc->usage.registers);
+      }
+    }
+  }
+}
+
+} // namespace

@@ -202,6 +202,20 @@ TEST(Assembler, AutoUsesAnAvailableBackend) {
   EXPECT_NE(result->backend, AssemblerBackend::kAuto);
 }
 
+TEST(Assembler, AutoPrefersWholeProgramPtxas) {
+  if (!findPtxas().isOk())
+    GTEST_SKIP() << findPtxas().status().message();
+  auto result = assemblePtx(kSaxpyPtx, "sm_90a");
+  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  EXPECT_EQ(result->backend, AssemblerBackend::kPtxas);
+  EXPECT_TRUE(result->wholeProgram);
+  auto linked = assemblePtx(kSaxpyPtx, "sm_90a",
+                            {.backend = AssemblerBackend::kNvJitLink});
+  if (linked.isOk()) {
+    EXPECT_FALSE(linked->wholeProgram);
+  }
+}
+
 TEST(Assembler, MissingPtxasOverrideIsUnavailable) {
   const char *old = std::getenv("TESSERA_PTXAS");
   std::string saved = old ? old : "";

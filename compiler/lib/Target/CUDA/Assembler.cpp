@@ -283,6 +283,7 @@ StatusOr<CubinResult> assembleWithPtxas(const std::string &ptxas,
   result.functions = parseResourceLog(logText);
   result.usage = summarizeResourceUsage(result.functions, logText);
   result.backend = AssemblerBackend::kPtxas;
+  result.wholeProgram = true;
   return result;
 }
 
@@ -328,15 +329,15 @@ Status tessera::cuda::assemblerAvailable(AssemblerBackend backend) {
   case AssemblerBackend::kPtxas:
     return findPtxas().status();
   case AssemblerBackend::kAuto: {
-    StatusOr<const NvJitLinkApi *> api = loadNvJitLink();
-    if (api.isOk())
-      return Status::ok();
     StatusOr<std::string> ptxas = findPtxas();
     if (ptxas.isOk())
       return Status::ok();
+    StatusOr<const NvJitLinkApi *> api = loadNvJitLink();
+    if (api.isOk())
+      return Status::ok();
     return unavailable("no PTX assembler: %s; %s",
-                       api.status().message().c_str(),
-                       ptxas.status().message().c_str());
+                       ptxas.status().message().c_str(),
+                       api.status().message().c_str());
   }
   }
   return internalError("unknown assembler backend");
@@ -351,25 +352,25 @@ tessera::cuda::assemblePtx(std::string_view ptx, std::string_view arch,
                            options.optLevel);
   auto start = std::chrono::steady_clock::now();
   StatusOr<CubinResult> result = unavailable("no assembler tried");
-  if (options.backend != AssemblerBackend::kPtxas) {
-    StatusOr<const NvJitLinkApi *> api = loadNvJitLink();
-    if (api.isOk()) {
-      result = assembleWithNvJitLink(**api, ptx, arch, options);
-    } else if (options.backend == AssemblerBackend::kNvJitLink) {
-      return api.status();
-    } else {
-      // kAuto: only a missing library falls back to the executable; an
-      // assembly error from nvJitLink is the answer.
-      StatusOr<std::string> ptxas = findPtxas();
-      if (!ptxas.isOk())
-        return unavailable("no PTX assembler: %s; %s",
-                           api.status().message().c_str(),
-                           ptxas.status().message().c_str());
-      result = assembleWithPtxas(*ptxas, ptx, arch, options);
-    }
+  if (options.backend == AssemblerBackend::kNvJitLink) {
+    TESSERA_ASSIGN_OR_RETURN(const NvJitLinkApi *api, loadNvJitLink());
+    result = assembleWithNvJitLink(*api, ptx, arch, options);
   } else {
-    TESSERA_ASSIGN_OR_RETURN(std::string ptxas, findPtxas());
-    result = assembleWithPtxas(ptxas, ptx, arch, options);
+    StatusOr<std::string> ptxas = findPtxas();
+    if (ptxas.isOk()) {
+      result = assembleWithPtxas(*ptxas, ptx, arch, options);
+    } else if (options.backend == AssemblerBackend::kPtxas) {
+      return ptxas.status();
+    } else {
+      // kAuto: only a missing executable falls back to the library; an
+      // assembly error from ptxas is the answer.
+      StatusOr<const NvJitLinkApi *> api = loadNvJitLink();
+      if (!api.isOk())
+        return unavailable("no PTX assembler: %s; %s",
+                           ptxas.status().message().c_str(),
+                           api.status().message().c_str());
+      result = assembleWithNvJitLink(**api, ptx, arch, options);
+    }
   }
   if (result.isOk())
     result->seconds = secondsSince(start);

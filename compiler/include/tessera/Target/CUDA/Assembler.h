@@ -1,9 +1,12 @@
 //===- Assembler.h - PTX to cubin with nvJitLink or ptxas -------*- C++ -*-===//
 //
 // Assembles PTX into a cubin for one real architecture and reports the
-// resources ptxas assigned. nvJitLink is used when its library loads; the
-// ptxas executable is the fallback. Neither is linked: both are found at run
-// time, and their absence is an UNAVAILABLE status.
+// resources ptxas assigned. The ptxas executable is used when it is found:
+// it compiles the module as a whole program, where nvJitLink (the fallback,
+// used when its library loads) always compiles PTX as relocatable device
+// code, which costs registers (softmax on sm_90a: 72 against 40). Neither is
+// linked: both are found at run time, and their absence is an UNAVAILABLE
+// status.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +24,7 @@
 namespace tessera::cuda {
 
 enum class AssemblerBackend {
-  kAuto,      ///< nvJitLink when it loads, otherwise the ptxas executable.
+  kAuto,      ///< The ptxas executable when found, otherwise nvJitLink.
   kNvJitLink, ///< libnvJitLink only.
   kPtxas,     ///< The ptxas executable only.
 };
@@ -47,6 +50,9 @@ struct CubinResult {
   ResourceUsage usage; ///< Module summary (see summarizeResourceUsage).
   std::vector<FunctionResourceUsage> functions;
   AssemblerBackend backend = AssemblerBackend::kAuto; ///< The one that ran.
+  /// Whether the module was compiled as a whole program (ptxas) rather than
+  /// as relocatable device code (nvJitLink).
+  bool wholeProgram = false;
   double seconds = 0; ///< Wall time of the assembly.
 };
 
