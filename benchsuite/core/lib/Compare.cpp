@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -43,6 +44,10 @@ std::string_view tessera::bench::verdictName(CaseChange::Verdict verdict) {
     return "FAILED";
   case CaseChange::Verdict::Fixed:
     return "fixed";
+  case CaseChange::Verdict::Worse:
+    return "worse";
+  case CaseChange::Verdict::Better:
+    return "better";
   }
   return "?";
 }
@@ -52,6 +57,59 @@ double tessera::bench::relativeNoise(const SampleStats &stats) {
     return 0;
   return std::max(stats.rsd, stats.ci95HalfWidth() / stats.mean);
 }
+
+const std::vector<std::pair<std::string, bool>> &
+tessera::bench::gatedCodeFigures() {
+  static const std::vector<std::pair<std::string, bool>> figures = {
+      {"registers", false},
+      {"spillBytes", false},
+      {"localBytes", false},
+      {"instructions", false},
+      {"loop.instructions", false},
+      {"barriersPerIteration", false},
+      {"instrPerGlobalByte", false},
+      {"instrPerMma", false},
+      {"call", false},
+      {"occupancy", true}};
+  return figures;
+}
+
+namespace {
+/// Classifies a scorecard case: the code-shape figures are deterministic, so
+/// any gated figure that moves by more than the threshold counts (a figure
+/// that appears, e.g. spills from 0, is an infinite change). `change` is the
+/// largest relative worsening (or, without one, the largest improvement,
+/// negative); `detail` lists every figure that moved past the threshold.
+void codeChange(const CodeShape &base, const CodeShape &next, double threshold,
+                CaseChange &ch) {
+  double worst = 0, best = 0;
+  for (const auto &[name, moreIsBetter] : gatedCodeFigures()) {
+    auto get = [&](const CodeShape &c) {
+      auto it = c.metrics.find(name);
+      return it == c.metrics.end() ? 0.0 : it->second;
+    };
+    double b = get(base), n = get(next);
+    if (b == n)
+      continue;
+    double rel = b != 0 ? n / b - 1 : std::numeric_limits<double>::infinity();
+    double worsening = moreIsBetter ? -rel : rel;
+    if (std::fabs(rel) <= threshold)
+      continue;
+    if (!ch.detail.empty())
+      ch.detail += ", ";
+    ch.detail += formatString("%s %g -> %g", name.c_str(), b, n);
+    worst = std::max(worst, worsening);
+    best = std::min(best, worsening);
+  }
+  if (worst > 0) {
+    ch.verdict = CaseChange::Verdict::Worse;
+    ch.change = worst;
+  } else if (best < 0) {
+    ch.verdict = CaseChange::Verdict::Better;
+    ch.change = best;
+  }
+}
+} // namespace
 
 Comparison tessera::bench::compare(const RunResult &base, const RunResult &next,
                                    double threshold) {
@@ -124,6 +182,13 @@ Comparison tessera::bench::compare(const RunResult &base, const RunResult &next,
     if (!b.passed) {
       ch.verdict = CaseChange::Verdict::Fixed;
       ch.detail = b.failure;
+      out.cases.push_back(std::move(ch));
+      continue;
+    }
+    if (b.code && n.code) {
+      codeChange(*b.code, *n.code, threshold, ch);
+      if (ch.verdict == CaseChange::Verdict::Worse)
+        out.regressed = true;
       out.cases.push_back(std::move(ch));
       continue;
     }

@@ -354,7 +354,7 @@ std::string tessera::bench::formatComparison(const Comparison &cmp,
                                      "change", "noise",   "verdict"};
   std::vector<bool> right = {false, true, true, true, true, false};
   std::vector<std::vector<Cell>> rows;
-  int counts[7] = {};
+  int counts[9] = {};
   for (const CaseChange &c : cmp.cases) {
     ++counts[static_cast<int>(c.verdict)];
     bool both = c.verdict == V::Same || c.verdict == V::Faster ||
@@ -362,12 +362,16 @@ std::string tessera::bench::formatComparison(const Comparison &cmp,
     std::vector<Cell> row = {{oneLine(c.name)}};
     row.push_back({c.baseMedian > 0 ? fmtMs(c.baseMedian) : "-"});
     row.push_back({c.newMedian > 0 ? fmtMs(c.newMedian) : "-"});
-    row.push_back({both ? formatString("%+.1f%%", c.change * 100) : "-"});
+    bool code = c.verdict == V::Worse || c.verdict == V::Better;
+    row.push_back(
+        {both || code ? formatString("%+.1f%%", c.change * 100) : "-"});
     row.push_back({both ? formatString("±%.1f%%", c.noise * 100) : "-"});
     const char *col = nullptr;
-    if (c.verdict == V::Slower || c.verdict == V::Failed)
+    if (c.verdict == V::Slower || c.verdict == V::Failed ||
+        c.verdict == V::Worse)
       col = kRed;
-    else if (c.verdict == V::Faster || c.verdict == V::Fixed)
+    else if (c.verdict == V::Faster || c.verdict == V::Fixed ||
+             c.verdict == V::Better)
       col = kGreen;
     else if (c.verdict == V::Missing || c.verdict == V::New)
       col = kYellow;
@@ -379,11 +383,12 @@ std::string tessera::bench::formatComparison(const Comparison &cmp,
   }
   std::string out = renderTable(header, right, rows, color);
   out += formatString(
-      "%zu cases: %d slower, %d faster, %d same, %d FAILED, %d fixed, "
-      "%d missing, %d new (threshold %.1f%%, changes within the noise of "
-      "either run are 'same')\n",
+      "%zu cases: %d slower, %d faster, %d worse code, %d better code, %d "
+      "same, %d FAILED, %d fixed, %d missing, %d new (threshold %.1f%%, "
+      "changes within the noise of either run are 'same')\n",
       cmp.cases.size(), counts[static_cast<int>(V::Slower)],
-      counts[static_cast<int>(V::Faster)], counts[static_cast<int>(V::Same)],
+      counts[static_cast<int>(V::Faster)], counts[static_cast<int>(V::Worse)],
+      counts[static_cast<int>(V::Better)], counts[static_cast<int>(V::Same)],
       counts[static_cast<int>(V::Failed)], counts[static_cast<int>(V::Fixed)],
       counts[static_cast<int>(V::Missing)], counts[static_cast<int>(V::New)],
       cmp.threshold * 100);

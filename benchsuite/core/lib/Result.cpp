@@ -74,6 +74,14 @@ Status validateCase(const CaseResult &c) {
         c.tflops != 0 || c.gbs != 0 || c.rooflineEfficiency ||
         (c.baseline && c.baseline->speedup != 0))
       return bad("FAILED but reports a speed");
+  } else if (c.code) {
+    if (!c.samples.empty() || c.tflops != 0 || c.gbs != 0 ||
+        c.rooflineEfficiency || c.baseline)
+      return bad("a scorecard case reports a speed");
+    for (const auto *m : {&c.code->metrics, &c.code->baseline})
+      for (auto &[key, value] : *m)
+        if (!isFinite(value))
+          return bad("a code-shape figure is not finite");
   } else {
     if (c.samples.empty())
       return bad("passed without samples");
@@ -179,6 +187,21 @@ Json caseToJson(const CaseResult &c) {
     j["resourcesArch"] = c.resourcesArch;
   if (!c.resourcesNote.empty())
     j["resourcesNote"] = c.resourcesNote;
+  if (c.code) {
+    const CodeShape &k = *c.code;
+    Json code{{"arch", k.arch},
+              {"function", k.function},
+              {"assembler", k.assembler},
+              {"metrics", numberMap(k.metrics)}};
+    if (!k.baselineName.empty()) {
+      code["baselineName"] = k.baselineName;
+      code["baseline"] = numberMap(k.baseline);
+      code["baselineConfig"] = stringMap(k.baselineConfig);
+    }
+    if (!k.baselineNote.empty())
+      code["baselineNote"] = k.baselineNote;
+    j["code"] = std::move(code);
+  }
   return j;
 }
 } // namespace
@@ -431,6 +454,19 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
   r.numberMap(j, p, "resources", c.resources, false);
   r.str(j, p, "resourcesArch", c.resourcesArch, false);
   r.str(j, p, "resourcesNote", c.resourcesNote, false);
+  if (const Json *k = r.object(j, p, "code", false)) {
+    std::string kp = Reader::join(p, "code");
+    CodeShape code;
+    r.str(*k, kp, "arch", code.arch, true);
+    r.str(*k, kp, "function", code.function, false);
+    r.str(*k, kp, "assembler", code.assembler, false);
+    r.numberMap(*k, kp, "metrics", code.metrics, true);
+    r.str(*k, kp, "baselineName", code.baselineName, false);
+    r.numberMap(*k, kp, "baseline", code.baseline, false);
+    r.stringMap(*k, kp, "baselineConfig", code.baselineConfig, false);
+    r.str(*k, kp, "baselineNote", code.baselineNote, false);
+    c.code = std::move(code);
+  }
 }
 } // namespace
 

@@ -152,3 +152,55 @@ TEST(Compare, ParseThreshold) {
   EXPECT_FALSE(parseThreshold("%").isOk());
   EXPECT_FALSE(parseThreshold("").isOk());
 }
+
+namespace {
+CaseResult codeCase(std::map<std::string, double> metrics) {
+  CaseResult c;
+  c.suite = "sass";
+  c.name = "softmax fp32 sm_90a";
+  c.device = "sm_90a";
+  c.precision = "fp32";
+  c.passed = true;
+  c.code = CodeShape{};
+  c.code->arch = "sm_90a";
+  c.code->metrics = std::move(metrics);
+  return c;
+}
+} // namespace
+
+TEST(Compare, CodeShapeRegressionIsGated) {
+  RunResult base =
+      runOf({codeCase({{"registers", 40}, {"instructions", 600}})});
+  // More registers beyond the threshold: worse, a regression.
+  Comparison worse = compare(
+      base, runOf({codeCase({{"registers", 72}, {"instructions", 600}})}));
+  EXPECT_TRUE(worse.regressed);
+  EXPECT_EQ(find(worse, "softmax fp32 sm_90a").verdict, V::Worse);
+  EXPECT_NE(
+      find(worse, "softmax fp32 sm_90a").detail.find("registers 40 -> 72"),
+      std::string::npos);
+  // Spills appearing from none is worse whatever the threshold.
+  Comparison spills = compare(
+      base,
+      runOf({codeCase(
+          {{"registers", 40}, {"instructions", 600}, {"spillBytes", 8}})}),
+      10.0);
+  EXPECT_TRUE(spills.regressed);
+  // Fewer instructions: better; within the threshold: same.
+  Comparison better = compare(
+      base, runOf({codeCase({{"registers", 40}, {"instructions", 300}})}));
+  EXPECT_FALSE(better.regressed);
+  EXPECT_EQ(find(better, "softmax fp32 sm_90a").verdict, V::Better);
+  Comparison same = compare(
+      base, runOf({codeCase({{"registers", 41}, {"instructions", 610}})}));
+  EXPECT_EQ(find(same, "softmax fp32 sm_90a").verdict, V::Same);
+  // Ungated figures (the mix) do not decide.
+  Comparison mix = compare(
+      base, runOf({codeCase(
+                {{"registers", 40}, {"instructions", 600}, {"shfl", 90}})}));
+  EXPECT_EQ(find(mix, "softmax fp32 sm_90a").verdict, V::Same);
+  // Less occupancy is worse.
+  Comparison occ = compare(runOf({codeCase({{"occupancy", 0.5}})}),
+                           runOf({codeCase({{"occupancy", 0.25}})}));
+  EXPECT_TRUE(occ.regressed);
+}

@@ -220,3 +220,43 @@ TEST(Result, SkippedCaseRoundTripsAndCarriesNoSpeed) {
   run.cases[0].skipped = true;
   EXPECT_FALSE(validate(run).isOk());
 }
+
+namespace {
+CaseResult scorecardCase() {
+  CaseResult c;
+  c.suite = "sass";
+  c.kernel = "softmax";
+  c.name = "softmax fp32 sm_90a";
+  c.device = "sm_90a";
+  c.precision = "fp32";
+  c.passed = true;
+  CodeShape code;
+  code.arch = "sm_90a";
+  code.function = "softmax";
+  code.assembler = "ptxas";
+  code.metrics = {{"registers", 40}, {"instructions", 612}, {"bar", 8}};
+  code.baselineName = "Triton 3.5.1";
+  code.baseline = {{"registers", 32}, {"instructions", 150}};
+  code.baselineConfig = {{"BLOCK_SIZE", "4096"}};
+  c.code = code;
+  return c;
+}
+} // namespace
+
+TEST(Result, ScorecardCaseRoundTripsWithoutSamples) {
+  RunResult run;
+  run.cases.push_back(scorecardCase());
+  ASSERT_TRUE(validate(run).isOk()) << validate(run).toString();
+  StatusOr<RunResult> back = fromJson(toJson(run), "mem");
+  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  EXPECT_EQ(*back, run);
+  // A scorecard case reports no speed.
+  run.cases[0].samples = {1.0};
+  run.cases[0].stats.count = 1;
+  EXPECT_FALSE(validate(run).isOk());
+  // Without the code shape, a passed case still needs samples.
+  run = RunResult{};
+  run.cases.push_back(scorecardCase());
+  run.cases[0].code.reset();
+  EXPECT_FALSE(validate(run).isOk());
+}

@@ -37,12 +37,18 @@ struct CaseChange {
     New,     ///< in new only
     Failed,  ///< FAILED in new (a regression when it passed in base)
     Fixed,   ///< FAILED in base, passes in new
+    /// Scorecard cases (code shape, no timing): a gated figure got worse
+    /// by more than the threshold (a regression), or none did and one got
+    /// better by more (see codeChange()).
+    Worse,
+    Better,
   } verdict = Verdict::Same;
   /// The failure text of the failed side, for Failed.
   std::string detail;
 };
 
-/// "same", "faster", "slower", "missing", "new", "FAILED", "fixed".
+/// "same", "faster", "slower", "missing", "new", "FAILED", "fixed",
+/// "worse", "better".
 std::string_view verdictName(CaseChange::Verdict verdict);
 
 struct Comparison {
@@ -50,6 +56,12 @@ struct Comparison {
   bool regressed = false; ///< any Slower, or passed in base and FAILED in new
   double threshold = 0;
 };
+
+/// The code-shape figures compare() gates, with whether more is better:
+/// registers, spillBytes, localBytes, instructions, loop.instructions,
+/// barriersPerIteration, instrPerGlobalByte, instrPerMma, call (fewer is
+/// better) and occupancy (more is better).
+const std::vector<std::pair<std::string, bool>> &gatedCodeFigures();
 
 /// The relative noise of one case's timing: max(rsd, ci95 half-width /
 /// mean); 0 with fewer than 2 samples.

@@ -35,6 +35,22 @@ struct CompileTimesMs {
   bool operator==(const CompileTimesMs &) const = default;
 };
 
+/// The shape of a kernel's GPU code (the scorecard, `tessera-bench sass`):
+/// figures read from its cubin and disassembly, and the same figures of the
+/// baseline's code for the same work (docs/bench-json.md lists the names).
+struct CodeShape {
+  std::string arch;      ///< "sm_90a"
+  std::string function;  ///< the kernel's entry in the cubin
+  std::string assembler; ///< "ptxas" (whole program) or "nvJitLink"
+  std::map<std::string, double> metrics;
+  std::string baselineName; ///< "Triton 3.5.1", "" without a baseline
+  std::map<std::string, double> baseline;
+  std::map<std::string, std::string> baselineConfig;
+  /// Why the baseline is absent (not installed, cannot express the kernel).
+  std::string baselineNote;
+  bool operator==(const CodeShape &) const = default;
+};
+
 struct CaseResult {
   std::string suite, kernel,
       name; ///< "gemm", "gemm", "gemm f16 4096x4096x4096"
@@ -74,6 +90,9 @@ struct CaseResult {
   /// The GPU architecture `resources` and compile.ptx/cubin are for, and why
   /// they are absent when the GPU compile failed.
   std::string resourcesArch, resourcesNote;
+  /// Set for scorecard cases, which are compiled and read but not run: such
+  /// a case passes without samples and reports no speed.
+  std::optional<CodeShape> code;
   bool operator==(const CaseResult &) const = default;
 };
 
