@@ -7,6 +7,8 @@
 //                     [--tune off|cached|on] [--baseline auto|none|...]
 //                     [--gpu-arch auto|none|sm_XX]
 //                     [--format table|json|csv|md] [--out FILE]
+//   tessera-bench sass [--kernel K]... [--arch sm_80 --arch sm_90a]
+//                      [--baseline auto|triton|none] [--format table|json|md]
 //   tessera-bench compare BASE.json NEW.json [--threshold 5%]
 //       (exit 1: a case regressed; 2: a file could not be read)
 //   tessera-bench report RESULTS.json... --out DIR [--python PATH]
@@ -17,6 +19,7 @@
 
 #include "CpuPeak.h"
 #include "Report.h"
+#include "Scorecard.h"
 #include "Suites.h"
 
 #include "tessera/autotune/TunerEvalCli.h"
@@ -161,6 +164,13 @@ int main(int argc, char **argv) {
   run->add_flag("--no-flush", noFlush,
                 "Do not flush the last-level cache between samples");
 
+  CLI::App *sass = app.add_subcommand(
+      "sass", "Code scorecard: registers, shared memory, occupancy and the "
+              "SASS instruction mix of every kernel's cubin, beside Triton's "
+              "for the same work (docs/perf.md)");
+  ScorecardOptions sassOptions;
+  addScorecardOptions(*sass, sassOptions);
+
   CLI::App *cmp = app.add_subcommand(
       "compare", "Compare two result files (exit 1 on a regression, 2 on "
                  "an unreadable file)");
@@ -194,6 +204,10 @@ int main(int argc, char **argv) {
     return autotune::runTunerEval(evalOptions);
   if (*report)
     return runReport(reportOptions);
+  if (*sass) {
+    sassOptions.kernelsDir = kernelsDir;
+    return runScorecard(sassOptions);
+  }
 
   if (*cmp) {
     auto b = readResultFile(base);

@@ -245,9 +245,9 @@ std::map<std::string, double> bench::analyzeSass(const SassFunction &fn) {
   count(fn, 0, fn.instructions.size() - 1, "", out);
   std::vector<SassLoop> loops = findLoops(fn);
   out["loops"] = static_cast<double>(loops.size());
-  // The main loop: the innermost loop that does the kernel's work, i.e.
-  // the smallest loop holding a tensor-core instruction (or, in a kernel
-  // without any, a global access), with the most of them on ties.
+  // The main loop: the loop that does the kernel's work. In a kernel with
+  // tensor-core instructions, the smallest loop holding some (the K loop);
+  // otherwise the innermost loop with the most global accesses.
   const bool dense = out.count("mma") && out["mma"] > 0;
   auto work = [&](const SassLoop &l) {
     int n = 0;
@@ -262,11 +262,14 @@ std::map<std::string, double> bench::analyzeSass(const SassFunction &fn) {
   int mainWork = 0;
   for (const SassLoop &l : loops) {
     int w = work(l);
-    if (w == 0)
+    if (w == 0 || (!dense && !l.innermost))
       continue;
     size_t span = l.end - l.begin,
            mainSpan = main ? main->end - main->begin : 0;
-    if (!main || span < mainSpan || (span == mainSpan && w > mainWork)) {
+    bool better =
+        !main || (dense ? span < mainSpan || (span == mainSpan && w > mainWork)
+                        : w > mainWork || (w == mainWork && span > mainSpan));
+    if (better) {
       main = &l;
       mainWork = w;
     }

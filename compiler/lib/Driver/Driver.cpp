@@ -330,7 +330,16 @@ driver::emit(const SourceModule &module, const std::string &kernel,
     if (!ptx.ok() || kind == EmitKind::PTX)
       return ptx;
     t0 = std::chrono::steady_clock::now();
-    auto cubin = cuda::assemblePtx(*ptx, arch.name);
+    cuda::AssembleOptions assemble;
+    if (gpuOptions.assembler == "ptxas")
+      assemble.backend = cuda::AssemblerBackend::kPtxas;
+    else if (gpuOptions.assembler == "nvjitlink")
+      assemble.backend = cuda::AssemblerBackend::kNvJitLink;
+    else if (gpuOptions.assembler != "auto")
+      return invalidArgument("unknown PTX assembler '%s' (auto, ptxas, "
+                             "nvjitlink)",
+                             gpuOptions.assembler.c_str());
+    auto cubin = cuda::assemblePtx(*ptx, arch.name, assemble);
     if (times)
       times->assemble = millisSince(t0);
     if (!cubin.ok())

@@ -104,6 +104,9 @@ struct GpuResources {
 /// Options of the GPU stages of `emit`.
 struct GpuEmitOptions {
   std::string arch = "sm_90a"; ///< see gpu::supportedArchList()
+  /// PTX assembler for EmitKind::Cubin: "auto" (ptxas, whole program, when
+  /// found; else nvJitLink), "ptxas" or "nvjitlink".
+  std::string assembler = "auto";
 };
 
 /// Compiles kernel `kernel` for `spec` and renders the requested stage.

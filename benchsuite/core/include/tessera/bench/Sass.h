@@ -66,8 +66,9 @@ std::vector<SassLoop> findLoops(const SassFunction &fn);
 /// The counts of one function: "instructions" (NOPs excluded), one entry per
 /// class of classify(), "globalBytes" (bytes per thread moved by the global
 /// accesses in the static code), "loops"; the same figures of the main loop
-/// (the smallest loop that holds a tensor-core instruction, or in a kernel
-/// without any a global access: the loop that does the work) prefixed
+/// (the loop that does the work: the smallest loop holding a tensor-core
+/// instruction, or in a kernel without any the innermost loop with the most
+/// global accesses) prefixed
 /// "loop.", and the
 /// derived "instrPerGlobalByte" (instructions / globalBytes),
 /// "instrPerMma" (main-loop instructions per tensor-core instruction in it,

@@ -1,0 +1,685 @@
+//===- Scorecard.cpp - tessera-bench sass: code shape beside Triton -------===//
+
+#include "Scorecard.h"
+
+#include "tessera/Driver/Driver.h"
+#include "tessera/Support/Process.h"
+#include "tessera/Target/CUDA/Assembler.h"
+#include "tessera/bench/Format.h"
+#include "tessera/bench/Occupancy.h"
+#include "tessera/bench/Result.h"
+#include "tessera/bench/Sass.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace tessera;
+using namespace tessera::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// One row of the scorecard: a library kernel in one precision, and the
+/// name, dtype and problem shape of its Triton version ("" = none).
+struct ScoreKernel {
+  const char *file, *kernel, *precision;
+  const char *triton, *tritonDtype, *tritonShape;
+};
+
+const std::vector<ScoreKernel> &scoreKernels() {
+  static const std::vector<ScoreKernel> kernels = {
+      {"softmax", "softmax", "fp32", "softmax", "f32", "Sk=4096"},
+      {"softmax", "softmax", "fp16", "softmax", "f16", "Sk=4096"},
+      {"layernorm", "layernorm", "fp32", "layernorm", "f32", "H=4096"},
+      {"layernorm", "layernorm", "fp16", "layernorm", "f16", "H=4096"},
+      {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", ""},
+      {"gemm", "gemm", "bf16@accum(fp32)", "gemm", "bf16", ""},
+      {"gemm", "gemm", "fp32", "gemm", "f32", ""},
+      {"attention", "attention", "fp16", "attention", "f16", "D=64"},
+      {"vector_ops", "axpy", "fp32", "axpy", "f32", ""},
+      {"vector_ops", "add", "fp32", "add", "f32", ""},
+      {"vector_ops", "mul", "fp32", "mul", "f32", ""},
+      {"vector_ops", "dot", "fp32", "dot", "f32", ""},
+      {"vector_ops", "norm", "fp32", "norm", "f32", ""},
+      {"vector_ops", "reduce_sum", "fp32", "reduce_sum", "f32", ""},
+      {"vector_ops", "reduce_max", "fp32", "reduce_max", "f32", ""},
+      {"stream", "copy", "fp32", "stream_copy", "f32", ""},
+      {"stream", "scale", "fp32", "stream_scale", "f32", ""},
+      {"stream", "add", "fp32", "stream_add", "f32", ""},
+      {"stream", "triad", "fp32", "stream_triad", "f32", ""},
+  };
+  return kernels;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool executable(const std::string &path) {
+  return !path.empty() && ::access(path.c_str(), X_OK) == 0 &&
+         fs::is_regular_file(path);
+}
+
+/// The build folder: the parent of the folder holding this executable.
+std::string buildDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().parent_path().string();
+}
+
+std::string sourceDir() { return TESSERA_SOURCE_DIR_FOR_GIT; }
+
+/// A private temporary folder, removed on destruction.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char *base = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(base && *base ? base : "/tmp") + "/tessera-sass-XXXXXX";
+    if (::mkdtemp(tmpl.data()))
+      path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty())
+      fs::remove_all(path, ec);
+  }
+};
+
+/// The output of `argv` (stdout and stderr), or why it failed.
+StatusOr<std::string> capture(const std::vector<std::string> &argv,
+                              const std::string &logPath) {
+  ProcessOptions po;
+  po.output = ProcessOptions::Output::File;
+  po.outputPath = logPath;
+  TESSERA_ASSIGN_OR_RETURN(ExitStatus st, runProcess(argv, po));
+  std::string out = readText(logPath);
+  if (!st.success())
+    return internalError("%s: %s\n%s", argv[0].c_str(), st.describe().c_str(),
+                         out.c_str());
+  return out;
+}
+
+/// Where the Triton baseline comes from.
+struct TritonEnv {
+  std::string python, driver, version, nvdisasm, cuobjdump;
+  std::string note; ///< why it is not usable, when python is empty
+};
+
+TritonEnv findTriton(const ScorecardOptions &o, const std::string &tmp) {
+  TritonEnv t;
+  std::string python = o.tritonPython;
+  if (python.empty())
+    if (const char *env = std::getenv("TESSERA_TRITON_PYTHON"); env && *env)
+      python = env;
+  if (python.empty())
+    python = buildDir() + "/venv-triton/bin/python";
+  t.driver = sourceDir() + "/benchsuite/triton/tessera_triton.py";
+  if (!executable(python)) {
+    t.note = "no Triton environment at " + python +
+             " (scripts/setup-triton.sh BUILD_DIR makes it; make bench runs "
+             "it)";
+    return t;
+  }
+  StatusOr<std::string> tools =
+      capture({python, t.driver, "tools"}, tmp + "/tools.log");
+  if (!tools.ok()) {
+    t.note = "the Triton driver failed: " + tools.status().message();
+    return t;
+  }
+  nlohmann::json j = nlohmann::json::parse(*tools, nullptr, false);
+  if (!j.is_object()) {
+    t.note = "the Triton driver printed no JSON: " + *tools;
+    return t;
+  }
+  t.python = python;
+  t.version = j.value("triton_version", "");
+  t.nvdisasm = j.value("nvdisasm", "");
+  t.cuobjdump = j.value("cuobjdump", "");
+  return t;
+}
+
+/// The disassembler: --nvdisasm, $TESSERA_NVDISASM, nvdisasm or cuobjdump
+/// in the CUDA toolkit, then the ones Triton's wheel ships.
+struct Disassembler {
+  std::string path;
+  bool nvdisasm = true;
+  std::string note;
+};
+
+Disassembler findDisassembler(const ScorecardOptions &o, const TritonEnv &t) {
+  std::vector<std::string> candidates;
+  if (!o.nvdisasm.empty())
+    candidates.push_back(o.nvdisasm);
+  if (const char *env = std::getenv("TESSERA_NVDISASM"); env && *env)
+    candidates.push_back(env);
+  std::vector<std::string> dirs;
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    dirs.push_back(std::string(home) + "/bin");
+  dirs.push_back("/usr/local/cuda/bin");
+  for (const std::string &d : dirs)
+    candidates.push_back(d + "/nvdisasm");
+  if (!t.nvdisasm.empty())
+    candidates.push_back(t.nvdisasm);
+  for (const std::string &d : dirs)
+    candidates.push_back(d + "/cuobjdump");
+  if (!t.cuobjdump.empty())
+    candidates.push_back(t.cuobjdump);
+  for (const std::string &c : candidates)
+    if (executable(c))
+      return {c, fs::path(c).filename() != "cuobjdump", ""};
+  return {"", true,
+          "no nvdisasm or cuobjdump (the CUDA toolkit here has none; the "
+          "Triton environment of make bench brings both): the instruction "
+          "mix is left out"};
+}
+
+/// The instruction figures of `cubin` (bytes on disk at `path`).
+StatusOr<std::map<std::string, double>> disassemble(const Disassembler &d,
+                                                    const std::string &path,
+                                                    const std::string &function,
+                                                    const std::string &tmp) {
+  std::vector<std::string> argv =
+      d.nvdisasm ? std::vector<std::string>{d.path, "-c", path}
+                 : std::vector<std::string>{d.path, "-sass", path};
+  TESSERA_ASSIGN_OR_RETURN(std::string text, capture(argv, tmp + "/sass.txt"));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<SassFunction> fns, parseSass(text));
+  const SassFunction *fn = &fns[0];
+  for (const SassFunction &f : fns)
+    if (f.name == function)
+      fn = &f;
+  std::map<std::string, double> m = analyzeSass(*fn);
+  // The widest global load and store, in bits (0 when there is none).
+  for (const char *kind : {"global.load", "global.store"})
+    for (int w : {8, 16, 32, 64, 128})
+      if (m.count(std::string(kind) + "." + std::to_string(w)))
+        m[std::string(kind) + ".maxWidth"] = w;
+  return m;
+}
+
+void addOccupancy(const std::string &arch, std::map<std::string, double> &m) {
+  if (auto limits = smLimits(arch)) {
+    Occupancy o = occupancy(*limits, static_cast<int>(m["threadsPerBlock"]),
+                            static_cast<int>(m["registers"]),
+                            static_cast<int64_t>(m["sharedBytes"]));
+    m["occupancy"] = o.occupancy;
+    m["blocksPerSm"] = o.blocksPerSm;
+  }
+}
+
+/// The configuration the compiler binds for an empty specialisation: the
+/// constexpr defaults and, for autotune parameters that are not parameters
+/// (num_warps, num_stages), the first value of the space.
+std::map<std::string, std::string> defaultConfig(const KernelInfo &k) {
+  std::map<std::string, std::string> config;
+  for (const ParamInfo &p : k.params)
+    if (p.kind == ParamKind::Constexpr && p.defaultValue)
+      config[p.name] = p.defaultValue->toString();
+  if (k.autotune)
+    for (const auto &[name, values] : k.autotune->space) {
+      bool isParam = false;
+      for (const ParamInfo &p : k.params)
+        isParam |= p.name == name;
+      if (!isParam && !values.empty())
+        config[name] = values.front().toString();
+    }
+  return config;
+}
+
+std::string joinConfig(const std::map<std::string, std::string> &config) {
+  std::string out;
+  for (const auto &[k, v] : config)
+    out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
+}
+
+struct Context {
+  const ScorecardOptions &options;
+  TritonEnv triton;
+  Disassembler disassembler;
+  bool useTriton = false;
+  std::string tmp;
+  int errors = 0;
+};
+
+/// The Triton side of one case: compiled, read and disassembled.
+void addTriton(Context &ctx, const ScoreKernel &sk, const std::string &arch,
+               const std::map<std::string, std::string> &config,
+               CodeShape &code) {
+  if (!ctx.useTriton) {
+    code.baselineNote = ctx.triton.note;
+    return;
+  }
+  std::string id = std::string(sk.triton) + "_" + sk.tritonDtype + "_" + arch;
+  std::string dir = ctx.tmp + "/triton";
+  fs::create_directories(dir);
+  std::vector<std::string> argv = {
+      ctx.triton.python,  ctx.triton.driver, "compile", "--kernel", sk.triton,
+      "--dtype",          sk.tritonDtype,    "--arch",  arch,       "--config",
+      joinConfig(config), "--out",           dir,       "--name",   id};
+  if (*sk.tritonShape) {
+    argv.push_back("--shape");
+    argv.push_back(sk.tritonShape);
+  }
+  StatusOr<std::string> log = capture(argv, dir + "/" + id + ".log");
+  if (!log.ok()) {
+    code.baselineNote = "Triton: " + log.status().message();
+    return;
+  }
+  nlohmann::json j =
+      nlohmann::json::parse(readText(dir + "/" + id + ".json"), nullptr, false);
+  if (!j.is_object() || !j.contains("cubin")) {
+    code.baselineNote = "Triton: no metadata for " + id + ": " + *log;
+    return;
+  }
+  std::map<std::string, double> m;
+  if (!ctx.disassembler.path.empty()) {
+    auto mix = disassemble(ctx.disassembler, j.value("cubin", ""),
+                           j.value("function", ""), ctx.tmp);
+    if (!mix.ok()) {
+      code.baselineNote = "Triton: " + mix.status().message();
+      return;
+    }
+    m = *mix;
+  }
+  m["registers"] = j.value("registers", 0);
+  m["spillBytes"] = j.value("spills", 0);
+  m["sharedBytes"] = j.value("shared_bytes", 0);
+  m["threadsPerBlock"] = 32.0 * j.value("num_warps", 4);
+  addOccupancy(arch, m);
+  code.baselineName = "Triton " + ctx.triton.version;
+  code.baseline = std::move(m);
+  if (j.contains("config") && j["config"].is_object())
+    for (const auto &[k, v] : j["config"].items())
+      code.baselineConfig[k] = v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
+                     const ScoreKernel &sk, const std::string &arch) {
+  CaseResult r;
+  r.suite = "sass";
+  r.kernel = sk.kernel;
+  r.device = arch;
+  r.precision = sk.precision;
+  r.name = std::string(sk.file) + "." + sk.kernel + " " + sk.precision;
+  r.params = {{"arch", arch}};
+  const KernelInfo *k = module.findKernel(sk.kernel);
+  if (!k) {
+    r.failure = std::string("no kernel '") + sk.kernel + "' in " + sk.file;
+    ++ctx.errors;
+    return r;
+  }
+  r.config = defaultConfig(*k);
+  r.configSource = "default";
+  // The variant a launch on contiguous tensors compiles.
+  Specialization spec;
+  spec.precision = sk.precision;
+  for (const ParamInfo &p : k->params)
+    if (p.kind == ParamKind::Tensor)
+      spec.unitStrideTensors.push_back(p.name);
+  driver::GpuEmitOptions gpu;
+  gpu.arch = arch;
+  gpu.assembler = ctx.options.assembler;
+  driver::GpuResources res;
+  driver::StageTimes times;
+  auto cubin = driver::emit(module, sk.kernel, spec, driver::EmitKind::Cubin,
+                            &times, gpu, &res);
+  if (!cubin.ok()) {
+    r.failure = cubin.status().toString();
+    ++ctx.errors;
+    return r;
+  }
+  r.compile.ptx = times.lowering + times.codegen;
+  r.compile.cubin = times.assemble;
+  CodeShape code;
+  code.arch = arch;
+  code.function = sk.kernel;
+  code.assembler = res.assembler;
+  std::map<std::string, double> m;
+  if (!ctx.disassembler.path.empty()) {
+    std::string path = ctx.tmp + "/" + sk.kernel + ".cubin";
+    std::ofstream(path, std::ios::binary) << *cubin;
+    auto mix = disassemble(ctx.disassembler, path, sk.kernel, ctx.tmp);
+    if (!mix.ok()) {
+      r.failure = mix.status().toString();
+      ++ctx.errors;
+      return r;
+    }
+    m = *mix;
+  } else {
+    r.resourcesNote = ctx.disassembler.note;
+  }
+  m["registers"] = res.registers;
+  m["spillBytes"] = double(res.spillStores + res.spillLoads);
+  m["localBytes"] = double(res.localBytes);
+  m["sharedBytes"] = double(res.sharedBytes + res.tileSharedBytes);
+  m["threadsPerBlock"] = res.blockSize;
+  addOccupancy(arch, m);
+  code.metrics = std::move(m);
+  if (*sk.triton)
+    addTriton(ctx, sk, arch, r.config, code);
+  else
+    code.baselineNote = "no Triton version";
+  r.code = std::move(code);
+  r.passed = true;
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+double get(const std::map<std::string, double> &m, const std::string &k) {
+  auto it = m.find(k);
+  return it == m.end() ? 0 : it->second;
+}
+
+std::string widths(const std::map<std::string, double> &m,
+                   const std::string &prefix) {
+  std::string out;
+  for (int w : {128, 64, 32, 16, 8}) {
+    double n = get(m, prefix + "." + std::to_string(w));
+    if (n > 0)
+      out += (out.empty() ? "" : " ") + std::to_string(w) +
+             "b:" + std::to_string(static_cast<long>(n));
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string num(double v, const char *fmt = "%.0f") {
+  return formatString(fmt, v);
+}
+
+/// Where Tessera's code is worse than the baseline's by more than 10%.
+std::string worse(const CodeShape &c) {
+  if (c.baseline.empty())
+    return "";
+  std::vector<std::string> out;
+  auto cmp = [&](const char *key, const char *label, bool moreIsBetter) {
+    double t = get(c.metrics, key), b = get(c.baseline, key);
+    bool bad = moreIsBetter ? t < b / 1.1 : t > b * 1.1;
+    if (!bad || (t == 0 && b == 0))
+      return;
+    std::string ratio = b > 0 ? formatString(" (%.1fx)", t / b) : "";
+    out.push_back(formatString("%s %g vs %g%s", label, t, b, ratio.c_str()));
+  };
+  cmp("registers", "registers", false);
+  cmp("spillBytes", "spill bytes", false);
+  cmp("sharedBytes", "shared bytes", false);
+  cmp("occupancy", "occupancy", true);
+  cmp("instructions", "instructions", false);
+  cmp("loop.instructions", "loop instructions", false);
+  cmp("barriersPerIteration", "barriers/iteration", false);
+  cmp("bar", "barriers", false);
+  cmp("instrPerGlobalByte", "instructions/byte", false);
+  cmp("instrPerMma", "instructions/MMA", false);
+  cmp("call", "calls", false);
+  cmp("global.load.maxWidth", "widest global load (bits)", true);
+  cmp("global.store.maxWidth", "widest global store (bits)", true);
+  std::string s;
+  for (const std::string &x : out)
+    s += (s.empty() ? "" : "; ") + x;
+  return s;
+}
+
+std::vector<std::string> row(const std::string &who,
+                             const std::map<std::string, double> &m) {
+  return {
+      who,
+      num(get(m, "registers")),
+      num(get(m, "spillBytes")),
+      num(get(m, "sharedBytes") / 1024, "%.1f"),
+      num(get(m, "occupancy") * 100, "%.1f%%"),
+      num(get(m, "instructions")),
+      m.count("loop.instructions") ? num(get(m, "loop.instructions")) : "-",
+      num(get(m, "bar")),
+      m.count("loop.instructions") ? num(get(m, "barriersPerIteration")) : "-",
+      widths(m, "global.load"),
+      widths(m, "global.store"),
+      widths(m, "shared.load") + " / " + widths(m, "shared.store"),
+      num(get(m, "ldsm")) + "/" +
+          num(get(m, "ldgsts.128") + get(m, "ldgsts.64") +
+              get(m, "ldgsts.32")) +
+          "/" + num(get(m, "tma")),
+      num(get(m, "hmma")) + "/" + num(get(m, "hgmma")),
+      num(get(m, "shfl")),
+      num(get(m, "call")),
+      m.count("instrPerGlobalByte") ? num(get(m, "instrPerGlobalByte"), "%.2f")
+                                    : "-",
+      m.count("instrPerMma") ? num(get(m, "instrPerMma"), "%.1f") : "-"};
+}
+
+const std::vector<std::string> kHeader = {"code",
+                                          "regs",
+                                          "spill B",
+                                          "smem KiB",
+                                          "occ",
+                                          "instrs",
+                                          "loop instrs",
+                                          "BAR",
+                                          "BAR/iter",
+                                          "LDG widths",
+                                          "STG widths",
+                                          "LDS / STS widths",
+                                          "LDSM/LDGSTS/TMA",
+                                          "HMMA/HGMMA",
+                                          "SHFL",
+                                          "CALL",
+                                          "instr/B",
+                                          "instr/MMA"};
+
+std::string renderText(const RunResult &run, bool markdown) {
+  std::string out;
+  for (const CaseResult &c : run.cases) {
+    std::vector<std::vector<std::string>> rows;
+    std::string title = c.name + " on " + c.device;
+    if (!c.passed) {
+      out += (markdown ? "#### " : "== ") + title + "\nFAILED: " + c.failure +
+             "\n\n";
+      continue;
+    }
+    const CodeShape &k = *c.code;
+    rows.push_back(row("Tessera", k.metrics));
+    if (!k.baseline.empty()) {
+      rows.push_back(row(k.baselineName, k.baseline));
+      std::vector<std::string> ratio = {"ratio"};
+      for (const char *key : {"registers", "spillBytes", "sharedBytes",
+                              "occupancy", "instructions", "loop.instructions",
+                              "bar", "barriersPerIteration"}) {
+        double t = get(k.metrics, key), b = get(k.baseline, key);
+        ratio.push_back(b > 0 ? formatString("%.2fx", t / b) : "-");
+      }
+      while (ratio.size() < kHeader.size() - 2)
+        ratio.push_back("");
+      for (const char *key : {"instrPerGlobalByte", "instrPerMma"}) {
+        double t = get(k.metrics, key), b = get(k.baseline, key);
+        ratio.push_back(b > 0 ? formatString("%.2fx", t / b) : "-");
+      }
+      rows.push_back(ratio);
+    }
+    std::string config = joinConfig(c.config);
+    out += (markdown ? "#### " : "== ") + title + " [" + config + "] (" +
+           k.assembler + ")\n";
+    if (markdown) {
+      out += "|";
+      for (const std::string &h : kHeader)
+        out += " " + h + " |";
+      out += "\n|";
+      for (size_t i = 0; i < kHeader.size(); ++i)
+        out += i ? "--:|" : "---|";
+      out += "\n";
+      for (const auto &r : rows) {
+        out += "|";
+        for (const std::string &cell : r)
+          out += " " + cell + " |";
+        out += "\n";
+      }
+    } else {
+      std::vector<size_t> width(kHeader.size(), 0);
+      for (size_t i = 0; i < kHeader.size(); ++i) {
+        width[i] = kHeader[i].size();
+        for (const auto &r : rows)
+          if (i < r.size())
+            width[i] = std::max(width[i], r[i].size());
+      }
+      auto line = [&](const std::vector<std::string> &cells) {
+        std::string l;
+        for (size_t i = 0; i < kHeader.size(); ++i) {
+          std::string cell = i < cells.size() ? cells[i] : "";
+          l +=
+              (i ? "  " : "") + cell + std::string(width[i] - cell.size(), ' ');
+        }
+        while (!l.empty() && l.back() == ' ')
+          l.pop_back();
+        return l + "\n";
+      };
+      out += line(kHeader);
+      for (const auto &r : rows)
+        out += line(r);
+    }
+    if (!k.baselineConfig.empty())
+      out += "  " + k.baselineName +
+             " config: " + joinConfig(k.baselineConfig) + "\n";
+    if (!k.baselineNote.empty())
+      out += "  baseline: " + k.baselineNote + "\n";
+    if (!c.resourcesNote.empty())
+      out += "  note: " + c.resourcesNote + "\n";
+    std::string w = worse(k);
+    if (!w.empty())
+      out += std::string(markdown ? "\n" : "") + "  worse than " +
+             k.baselineName + ": " + w + "\n";
+    out += "\n";
+  }
+  return out;
+}
+
+} // namespace
+
+void bench::addScorecardOptions(CLI::App &cmd, ScorecardOptions &o) {
+  cmd.add_option("--kernel", o.kernels,
+                 "Kernels to score, as FILE.KERNEL or KERNEL (repeatable; "
+                 "default: every library kernel)");
+  cmd.add_option("--arch", o.archs, "GPU architectures (repeatable)");
+  cmd.add_option("--baseline", o.baseline,
+                 "triton (an error when it is not installed), none, or auto "
+                 "(triton when installed)")
+      ->check(CLI::IsMember({"auto", "triton", "none"}));
+  cmd.add_option("--assembler", o.assembler,
+                 "PTX assembler for Tessera's cubins: auto, ptxas, nvjitlink")
+      ->check(CLI::IsMember({"auto", "ptxas", "nvjitlink"}));
+  cmd.add_option("--nvdisasm", o.nvdisasm,
+                 "Disassembler (nvdisasm or cuobjdump; default: search)");
+  cmd.add_option("--triton-python", o.tritonPython,
+                 "Python of the Triton environment (default: "
+                 "$TESSERA_TRITON_PYTHON, else BUILD/venv-triton/bin/python)");
+  cmd.add_option("--format", o.format, "table, json or md")
+      ->check(CLI::IsMember({"table", "json", "md"}));
+  cmd.add_option("--out", o.outs,
+                 "Also write the results (.json in the bench schema, .md)");
+}
+
+int bench::runScorecard(const ScorecardOptions &o) {
+  TempDir tmp;
+  if (tmp.path.empty()) {
+    std::fprintf(stderr, "tessera-bench sass: cannot create a temporary "
+                         "folder\n");
+    return 2;
+  }
+  for (const std::string &arch : o.archs)
+    if (Status st = cuda::checkRealArch(arch); !st.isOk()) {
+      std::fprintf(stderr, "tessera-bench sass: %s\n", st.toString().c_str());
+      return 2;
+    }
+  Context ctx{o, {}, {}, false, tmp.path, 0};
+  if (o.baseline != "none") {
+    ctx.triton = findTriton(o, tmp.path);
+    ctx.useTriton = !ctx.triton.python.empty();
+    if (!ctx.useTriton && o.baseline == "triton") {
+      std::fprintf(stderr, "tessera-bench sass: %s\n", ctx.triton.note.c_str());
+      return 2;
+    }
+  } else {
+    ctx.triton.note = "none asked for (--baseline none)";
+  }
+  ctx.disassembler = findDisassembler(o, ctx.triton);
+
+  std::vector<const ScoreKernel *> selected;
+  for (const ScoreKernel &sk : scoreKernels()) {
+    bool want = o.kernels.empty();
+    for (const std::string &k : o.kernels)
+      want |= k == sk.kernel || k == std::string(sk.file) + "." + sk.kernel;
+    if (want)
+      selected.push_back(&sk);
+  }
+  if (selected.empty()) {
+    std::fprintf(stderr, "tessera-bench sass: no scorecard kernel matches "
+                         "--kernel\n");
+    return 2;
+  }
+
+  RunResult run;
+  run.header.commandLine = "tessera-bench sass";
+  run.header.startedAt = isoTimestampUtc();
+  run.header.machine = machineDescription();
+  run.header.device = {{"kind", "none (code only)"}};
+  if (ctx.useTriton)
+    run.header.device["baseline"] = "Triton " + ctx.triton.version;
+  if (!ctx.disassembler.path.empty())
+    run.header.device["disassembler"] = ctx.disassembler.path;
+  std::map<std::string, std::shared_ptr<const driver::SourceModule>> modules;
+  bool tty = isatty(fileno(stderr));
+  for (const ScoreKernel *sk : selected) {
+    auto &m = modules[sk->file];
+    if (!m) {
+      std::string path = o.kernelsDir + "/" + sk->file + ".tile";
+      auto parsed = driver::SourceModule::parse(path, readText(path));
+      if (!parsed.ok()) {
+        std::fprintf(stderr, "tessera-bench sass: %s\n",
+                     parsed.status().toString().c_str());
+        return 1;
+      }
+      m = *parsed;
+    }
+    for (const std::string &arch : o.archs) {
+      if (tty)
+        std::fprintf(stderr, "\r\033[K%s.%s %s %s", sk->file, sk->kernel,
+                     sk->precision, arch.c_str());
+      run.cases.push_back(scoreCase(ctx, *m, *sk, arch));
+    }
+  }
+  if (tty)
+    std::fprintf(stderr, "\r\033[K");
+  if (o.format == "json")
+    std::fputs(toJson(run).c_str(), stdout);
+  else
+    std::fputs(renderText(run, o.format == "md").c_str(), stdout);
+  for (const std::string &out : o.outs) {
+    if (fs::path(out).extension() == ".md") {
+      std::ofstream f(out);
+      f << renderText(run, true);
+      if (!f) {
+        std::fprintf(stderr, "tessera-bench sass: cannot write %s\n",
+                     out.c_str());
+        return 1;
+      }
+    } else if (Status st = writeResultFile(out, run); !st.isOk()) {
+      std::fprintf(stderr, "tessera-bench sass: %s\n", st.toString().c_str());
+      return 1;
+    }
+  }
+  if (ctx.errors) {
+    std::fprintf(stderr, "tessera-bench sass: %d case(s) FAILED\n", ctx.errors);
+    return 1;
+  }
+  return 0;
+}
