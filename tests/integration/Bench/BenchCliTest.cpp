@@ -4,7 +4,8 @@
 // (every case must pass validation and the JSON must read back under the
 // schema), `compare` on an unchanged run, a noise-level change and an
 // injected regression, the `gpu` size set, `--configs all` and
-// `--dry-run`.
+// `--dry-run`, and checks that the former tessera-gpu-bench is no target of
+// the build.
 //
 //===----------------------------------------------------------------------===//
 
@@ -410,6 +411,12 @@ TEST(BenchCli, CudaWithoutAGpuIsAClearError) {
   EXPECT_EQ(rc, 1) << text;
   EXPECT_NE(text.find("'cuda' device is unavailable"), std::string::npos)
       << text;
+}
+
+// One benchmark driver: the former tessera-gpu-bench is no target of the
+// build (its cases are tessera-bench's `--sizes gpu`).
+TEST(BenchCli, TesseraGpuBenchIsGone) {
+  EXPECT_EQ(TESSERA_GPU_BENCH_TARGET_EXISTS, 0);
 }
 
 } // namespace
