@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs the built test binaries and tessera-gpu-bench, with the shared
+# Packs the built test binaries and tessera-bench, with the shared
 # libraries they need from this machine (libLLVM, libMLIR and their
 # dependencies), into DIR (default .gpu, which git ignores), so that they
 # run on a GPU machine that has the CUDA driver and toolkit but no LLVM/MLIR.
@@ -12,7 +12,7 @@ set -euo pipefail
 DIR=${1:-.gpu}
 BUILD=${BUILD:-build/ci}
 mkdir -p "$DIR/libs" "$DIR/bin"
-bins="KernelsCpuTest CudaDriverTest CudaToolsTest RuntimeApiTest tessera-compile tessera-gpu-bench"
+bins="KernelsCpuTest CudaDriverTest CudaToolsTest RuntimeApiTest tessera-compile tessera-bench"
 tar -C "$BUILD/bin" -cf - $bins | xz -9 -T0 > "$DIR/bin/bin.tar.xz"
 # The libraries KernelsCpuTest loads, except the C/C++ runtime itself.
 libs=$(ldd "$BUILD/bin/KernelsCpuTest" | awk '/=> \// {print $3}' |
@@ -44,7 +44,9 @@ if [ $step = tests ] || [ $step = all ]; then
   done
 fi
 if [ $step = bench ] || [ $step = all ]; then
-  $T/bin/tessera-gpu-bench --quick
+  # The cases recorded on GPUs (docs/bench.md), at the kernels' defaults.
+  $T/bin/tessera-bench --kernels "$PWD/kernels_dsl" run --device cuda \
+    --sizes gpu --tune off --out /tmp/tessera-bench-gpu.json
 fi
 RUN
 du -sh "$DIR"

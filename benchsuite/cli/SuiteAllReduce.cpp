@@ -208,6 +208,8 @@ std::vector<CaseSpec> allReduceCases(const CaseRequest &req) {
   if (precisions.empty())
     precisions = {"fp32"};
   std::vector<CaseSpec> out;
+  if (req.sizes == SizeSet::Gpu)
+    return out; // not in the GPU set (one GPU)
   for (const std::string &p : precisions) {
     if (p != "fp32" && p != "fp16" && p != "bf16")
       continue;

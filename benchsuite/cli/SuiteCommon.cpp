@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -294,26 +295,124 @@ void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
 
 } // namespace
 
-std::function<StatusOr<Plan::TimedCall>()>
+int bench::launchesFor(double oneLaunchMs) {
+  if (!(oneLaunchMs > 0) || !std::isfinite(oneLaunchMs))
+    return kMaxLaunchesPerSample;
+  double n = std::ceil(kBatchTargetMs / oneLaunchMs);
+  return int(std::clamp(n, 1.0, double(kMaxLaunchesPerSample)));
+}
+
+namespace {
+/// The host bytes [begin, end) a strided view touches; nullopt for an
+/// empty view.
+std::optional<std::pair<uintptr_t, uintptr_t>> hostRange(const TensorView &t) {
+  std::vector<int64_t> strides = t.strides;
+  if (strides.size() != t.shape.size())
+    strides = TensorView::contiguous(nullptr, t.dtype, t.shape).strides;
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] <= 0)
+      return std::nullopt;
+    int64_t span = (t.shape[d] - 1) * strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  const int64_t elem = int64_t(dtypeSize(t.dtype));
+  uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
+  return std::make_pair(base + uintptr_t(lo * elem),
+                        base + uintptr_t((hi + 1) * elem));
+}
+} // namespace
+
+StatusOr<std::unique_ptr<DeviceMirror>>
+DeviceMirror::create(Runtime &rt, DeviceKind device,
+                     const std::vector<const std::vector<Arg> *> &hostLists) {
+  std::unique_ptr<DeviceMirror> m(new DeviceMirror());
+  // The host ranges of every host tensor, merged where they overlap.
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  for (const std::vector<Arg> *list : hostLists)
+    for (const Arg &a : *list)
+      if (const TensorView *t = a.tensor(); t && !t->device && t->data)
+        if (auto r = hostRange(*t))
+          ranges.push_back(*r);
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uintptr_t, uintptr_t>> merged;
+  for (const auto &r : ranges) {
+    if (!merged.empty() && r.first < merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  }
+  for (const auto &[begin, end] : merged) {
+    Copy c;
+    c.host = reinterpret_cast<char *>(begin);
+    c.bytes = size_t(end - begin);
+    TESSERA_ASSIGN_OR_RETURN(c.buffer, rt.allocate(device, c.bytes));
+    m->copies_.push_back(std::move(c));
+  }
+  // The same lists, on the copies.
+  for (const std::vector<Arg> *list : hostLists) {
+    std::vector<Arg> out = *list;
+    for (Arg &a : out) {
+      const TensorView *t = a.tensor();
+      if (!t || t->device || !t->data)
+        continue;
+      auto r = hostRange(*t);
+      if (!r)
+        continue;
+      // The merged range that holds this view: the last starting at or
+      // before its first byte.
+      auto it = std::upper_bound(
+          merged.begin(), merged.end(), r->first,
+          [](uintptr_t x, const auto &range) { return x < range.first; });
+      const Copy &c = m->copies_[size_t(it - merged.begin()) - 1];
+      TensorView dv = *t;
+      uintptr_t offset = reinterpret_cast<uintptr_t>(t->data) -
+                         reinterpret_cast<uintptr_t>(c.host);
+      dv.data = reinterpret_cast<void *>(
+          reinterpret_cast<uintptr_t>(c.buffer.data()) + offset);
+      dv.device = device;
+      a = Arg(dv);
+    }
+    m->lists_.push_back(std::move(out));
+  }
+  TESSERA_RETURN_IF_ERROR(m->upload());
+  return m;
+}
+
+Status DeviceMirror::upload() {
+  for (Copy &c : copies_)
+    TESSERA_RETURN_IF_ERROR(c.buffer.copyFrom(c.host, c.bytes));
+  return Status::ok();
+}
+
+Status DeviceMirror::download() {
+  for (Copy &c : copies_)
+    TESSERA_RETURN_IF_ERROR(c.buffer.copyTo(c.host, c.bytes));
+  return Status::ok();
+}
+
+std::function<StatusOr<Plan::TimedBatch>()>
 bench::nvrtcBaseline(RunContext &ctx, CudaKernelSource source,
-                     std::vector<Arg> args, std::array<int64_t, 3> grid,
-                     std::function<void()> before) {
-  return [&ctx, source = std::move(source), args = std::move(args), grid,
-          before]() -> StatusOr<Plan::TimedCall> {
+                     std::vector<Arg> args, std::array<int64_t, 3> grid) {
+  return [&ctx, source = std::move(source), args = std::move(args),
+          grid]() -> StatusOr<Plan::TimedBatch> {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> k,
                              ctx.rt->compileCuda(source, DeviceKind::Cuda));
+    TESSERA_ASSIGN_OR_RETURN(
+        std::unique_ptr<DeviceMirror> m,
+        DeviceMirror::create(*ctx.rt, DeviceKind::Cuda, {&args}));
+    std::shared_ptr<DeviceMirror> mirror = std::move(m);
     LaunchOptions lo;
     lo.grid = grid;
     const bool flush = ctx.flushCaches;
-    return Plan::TimedCall([k, args, lo, flush, before] {
-      if (before)
-        before();
-      return k->launchTimed(args, lo, flush);
+    return Plan::TimedBatch([k, mirror, lo, flush](int launches) {
+      return k->launchTimedBatch(mirror->args(0), lo, launches, flush);
     });
   };
 }
 
-void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
+void bench::runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan,
+                    CaseResult &r) {
   auto fail = [&](const std::string &why) {
     r.passed = false;
     r.failure = why;
@@ -321,14 +420,37 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
   auto prog = ctx.program(plan.family);
   if (!prog.ok())
     return fail(firstLine(prog.status().toString()));
-  // The configuration: the tuning cache (cached), tuned now (on), or the
-  // kernel's defaults (off); the case's fixed constants always apply.
+  // On cuda (and sim, which runs the same path on host memory) the data
+  // live on the device for the whole case: copied there once from their
+  // initial state, copied back once after the validation run, and launched
+  // on in place by every sample.
+  const bool onDevice = ctx.device != DeviceKind::Cpu;
+  std::vector<const std::vector<Arg> *> lists{&plan.args};
+  for (auto &[name, args] : plan.after)
+    lists.push_back(&args);
+  std::unique_ptr<DeviceMirror> mirror;
+  if (onDevice) {
+    plan.reset();
+    auto m = DeviceMirror::create(*ctx.rt, ctx.device, lists);
+    if (!m.ok())
+      return fail("device buffers: " + firstLine(m.status().toString()));
+    mirror = std::move(*m);
+  }
+  auto argsOf = [&](size_t list) -> const std::vector<Arg> & {
+    return mirror ? mirror->args(list) : *lists[list];
+  };
+  // The configuration: a point of the autotune space (--configs all), the
+  // tuning cache (cached), tuned now (on), or the kernel's defaults (off);
+  // the case's fixed constants always apply.
   std::map<std::string, ConstValue> consts;
   r.configSource = "default";
   const KernelInfo *info = (*prog)->findKernel(plan.kernel);
   if (!info)
     return fail("no kernel '" + plan.kernel + "' in " + plan.family);
-  if (ctx.tune != TuneMode::Off && info->autotune) {
+  if (!spec.config.empty()) {
+    consts = spec.config;
+    r.configSource = "space";
+  } else if (ctx.tune != TuneMode::Off && info->autotune) {
     autotune::TunedKernelOptions ko;
     ko.tune.device = ctx.device;
     ko.tune.cacheDir = ctx.cacheDir;
@@ -342,7 +464,7 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
     if (!tk.ok())
       return fail(firstLine(tk.status().toString()));
     auto t0 = std::chrono::steady_clock::now();
-    auto how = (*tk)->resolve(plan.args);
+    auto how = (*tk)->resolve(argsOf(0));
     if (!how.ok())
       return fail("tuning: " + firstLine(how.status().toString()));
     if (how->second == "tuned")
@@ -354,15 +476,24 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
   }
   for (const auto &[n, v] : plan.fixed)
     consts[n] = v;
+  for (const auto &[n, v] : consts)
+    if (!plan.fixed.count(n))
+      r.config[n] = v.toString();
   CompileOptions co;
   co.constants = consts;
   co.precision = plan.precision;
   auto kernel = ctx.rt->compile(**prog, plan.kernel, co, ctx.device);
+  if (!kernel.ok() && !spec.config.empty() &&
+      kernel.status().code() == StatusCode::kResourceExhausted) {
+    // A point of the space whose tiles do not fit the device (its shared
+    // memory): no fault of the kernel, reported but not counted as failed.
+    r.skipped = true;
+    r.failure = "the configuration does not fit the device: " +
+                firstLine(kernel.status().message());
+    return;
+  }
   if (!kernel.ok())
     return fail(firstLine(kernel.status().toString()));
-  for (const auto &[n, v] : consts)
-    if (!plan.fixed.count(n))
-      r.config[n] = v.toString();
   const CompileTimes &ct = (*kernel)->compileTimes();
   r.compile.parse = ct.parse;
   r.compile.sema = ct.sema;
@@ -371,23 +502,26 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
   r.compile.codegen = ct.codegen;
   if (!ctx.gpuArch.empty())
     gpuArtifacts(ctx, **prog, **kernel, plan.args, r);
-  std::vector<std::pair<std::shared_ptr<Kernel>, std::vector<Arg>>> extra;
-  for (auto &[name, args] : plan.after) {
+  std::vector<std::pair<std::shared_ptr<Kernel>, size_t>> extra;
+  for (size_t i = 0; i < plan.after.size(); ++i) {
     CompileOptions eo;
     eo.precision = plan.precision;
-    auto k = ctx.rt->compile(**prog, name, eo, ctx.device);
+    auto k = ctx.rt->compile(**prog, plan.after[i].first, eo, ctx.device);
     if (!k.ok())
       return fail(firstLine(k.status().toString()));
-    extra.push_back({*k, args});
+    extra.push_back({*k, i + 1});
   }
-  // On cuda launchTimed flushes the L2 before the kernel (the cpu cache is
-  // flushed by the sampler's callback).
+  // `launches` launches of the kernel back to back, then as many of each
+  // extra kernel; the time of one of each, summed. On cuda the L2 is
+  // flushed before the kernel's batch (the cpu cache is flushed by the
+  // sampler's callback).
   const bool flushGpu = ctx.flushCaches && ctx.device == DeviceKind::Cuda;
-  auto launchAll = [&]() -> StatusOr<double> {
-    TESSERA_ASSIGN_OR_RETURN(double ms,
-                             (*kernel)->launchTimed(plan.args, {}, flushGpu));
-    for (auto &[k, args] : extra) {
-      TESSERA_ASSIGN_OR_RETURN(double more, k->launchTimed(args, {}, false));
+  auto launchBatch = [&](int launches) -> StatusOr<double> {
+    TESSERA_ASSIGN_OR_RETURN(double ms, (*kernel)->launchTimedBatch(
+                                            argsOf(0), {}, launches, flushGpu));
+    for (auto &[k, list] : extra) {
+      TESSERA_ASSIGN_OR_RETURN(
+          double more, k->launchTimedBatch(argsOf(list), {}, launches, false));
       ms += more;
     }
     return ms;
@@ -395,8 +529,14 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
 
   // Validation: one run from the initial state against the reference.
   plan.reset();
-  if (auto s = launchAll(); !s.ok())
+  if (mirror && r.configSource == "tuned") // tuning launched on the data
+    if (Status s = mirror->upload(); !s.isOk())
+      return fail("device buffers: " + firstLine(s.toString()));
+  if (auto s = launchBatch(1); !s.ok())
     return fail("launch failed: " + firstLine(s.status().toString()));
+  if (mirror)
+    if (Status s = mirror->download(); !s.isOk())
+      return fail("device buffers: " + firstLine(s.toString()));
   std::vector<double> got = plan.result();
   plan.reset();
   std::vector<double> want = plan.expected();
@@ -430,9 +570,21 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
     if (ctx.flushCaches && ctx.cpuFlusher)
       ctx.cpuFlusher->flush();
   };
-  auto run = sample(ctx.sampler, launchAll, flush);
+  // On cuda (and sim) a sample is a batch of launches lasting
+  // kBatchTargetMs or more, sized from one timed launch; on cpu one launch
+  // after a flush of the last-level cache.
+  int launches = 1;
+  if (onDevice) {
+    auto one = launchBatch(1);
+    if (!one.ok())
+      return fail(firstLine(one.status().toString()));
+    launches = launchesFor(*one);
+  }
+  auto run = sample(
+      ctx.sampler, [&] { return launchBatch(launches); }, flush);
   if (!run.ok())
     return fail(firstLine(run.status().toString()));
+  r.launchesPerSample = launches;
   r.samples = run->samples;
   r.stopReason = run->stopReason;
   r.stats = computeStats(r.samples);
@@ -446,9 +598,11 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
     r.computePath = std::string(computePathName(plan.path));
   }
   // Host baselines beside cpu results, device baselines beside cuda ones.
-  auto addBaseline = [&](const std::string &name, const SampleRun &b) {
+  auto addBaseline = [&](const std::string &name, const SampleRun &b,
+                         int launchesPerSample) {
     CaseResult::Baseline base;
     base.name = name;
+    base.launchesPerSample = launchesPerSample;
     base.samples = b.samples;
     base.stats = computeStats(base.samples);
     base.speedup = r.stats.median > 0 ? base.stats.median / r.stats.median : 0;
@@ -456,11 +610,25 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
   };
   if (plan.deviceBaseline && ctx.device == DeviceKind::Cuda &&
       ctx.baseline != BaselineChoice::None) {
+    // Timed like the kernel: batches sized from one timed call, made after
+    // a first call (which may load code or set up the library).
     auto call = plan.deviceBaseline();
-    StatusOr<SampleRun> b =
-        call.ok() ? sample(ctx.sampler, *call, [] {}) : call.status();
+    StatusOr<SampleRun> b = call.status();
+    int baseLaunches = 1;
+    if (call.ok()) {
+      auto one = (*call)(1);
+      if (one.ok())
+        one = (*call)(1);
+      if (one.ok()) {
+        baseLaunches = launchesFor(*one);
+        b = sample(
+            ctx.sampler, [&] { return (*call)(baseLaunches); }, [] {});
+      } else {
+        b = one.status();
+      }
+    }
     if (b.ok())
-      addBaseline(plan.deviceBaselineName, *b);
+      addBaseline(plan.deviceBaselineName, *b, baseLaunches);
     else
       std::fprintf(stderr, "tessera-bench: note: %s: no %s baseline: %s\n",
                    r.name.c_str(), plan.deviceBaselineName.c_str(),
@@ -477,9 +645,53 @@ void bench::runPlan(RunContext &ctx, Plan &plan, CaseResult &r) {
     };
     auto b = sample(ctx.sampler, timeBaseline, flush);
     if (b.ok())
-      addBaseline(plan.baselineName, *b);
+      addBaseline(plan.baselineName, *b, 1);
   }
   r.passed = true;
+}
+
+std::vector<CaseSpec> bench::withEveryConfig(RunContext &ctx,
+                                             const Suite &suite,
+                                             std::vector<CaseSpec> cases) {
+  if (suite.family.empty())
+    return cases;
+  auto prog = ctx.program(suite.family);
+  if (!prog.ok())
+    return cases;
+  std::vector<CaseSpec> out;
+  for (CaseSpec &c : cases) {
+    const KernelInfo *info = (*prog)->findKernel(c.kernel);
+    if (!info || !info->autotune || info->autotune->space.empty() ||
+        std::any_of(info->autotune->space.begin(), info->autotune->space.end(),
+                    [](const auto &p) { return p.second.empty(); })) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    const auto &space = info->autotune->space;
+    std::vector<size_t> index(space.size(), 0);
+    for (bool more = true; more;) {
+      std::map<std::string, ConstValue> point;
+      std::string label;
+      for (size_t d = 0; d < space.size(); ++d) {
+        const ConstValue &v = space[d].second[index[d]];
+        point[space[d].first] = v;
+        label += (d ? "," : "") + space[d].first + "=" + v.toString();
+      }
+      auto ok = (*prog)->satisfiesRestrictions(c.kernel, point);
+      if (ok.ok() && *ok) {
+        CaseSpec e = c;
+        e.name += " [" + label + "]";
+        e.config = std::move(point);
+        out.push_back(std::move(e));
+      }
+      // The next point, last parameter fastest.
+      size_t d = space.size();
+      while (d > 0 && ++index[d - 1] == space[d - 1].second.size())
+        index[--d] = 0;
+      more = d > 0;
+    }
+  }
+  return out;
 }
 
 const std::vector<Suite> &bench::allSuites() {

@@ -70,10 +70,13 @@ struct Plan {
   /// One timed host baseline call, beside cpu results (empty: none).
   std::function<void()> baseline;
   /// A baseline on the cuda device (cuBLAS, an NVRTC kernel), beside cuda
-  /// results: prepared once per case, it returns one timed call (ms) or
-  /// why it cannot run (reported as a note; the case still runs).
-  using TimedCall = std::function<StatusOr<double>()>;
-  std::function<StatusOr<TimedCall>()> deviceBaseline;
+  /// results: prepared once per case (its data uploaded once), it returns
+  /// the timing of a batch -- `launches` calls back to back between two
+  /// CUDA events after the L2 flush, the time of one in ms (see
+  /// Runtime::timeBatch) -- or why it cannot run (reported as a note; the
+  /// case still runs).
+  using TimedBatch = std::function<StatusOr<double>(int launches)>;
+  std::function<StatusOr<TimedBatch>()> deviceBaseline;
   std::string deviceBaselineName;
   ToleranceOp op = ToleranceOp::Elementwise;
   int64_t reductionLength = 1;
@@ -86,17 +89,55 @@ struct Plan {
 
 /// A device baseline running `source` (a CUDA C++ kernel compiled with
 /// NVRTC by the runtime) on `args` with the explicit `grid`, timed like the
-/// Tessera kernel (CUDA events, L2 flushed first unless --no-flush).
-/// `before` (if set) runs ahead of every launch, outside the timing (e.g.
-/// to reset a reduction's accumulator in a host tensor the runtime copies
-/// in).
-std::function<StatusOr<Plan::TimedCall>()>
+/// Tessera kernel: the host tensors of `args` are copied to device buffers
+/// once, then batches of launches run on them (Kernel::launchTimedBatch,
+/// L2 flushed first unless --no-flush).
+std::function<StatusOr<Plan::TimedBatch>()>
 nvrtcBaseline(RunContext &ctx, CudaKernelSource source, std::vector<Arg> args,
-              std::array<int64_t, 3> grid,
-              std::function<void()> before = nullptr);
+              std::array<int64_t, 3> grid);
 
-/// Compiles (with the tuning mode), validates, times; fills `r`.
-void runPlan(RunContext &ctx, Plan &plan, CaseResult &r);
+/// Launches per sample for a kernel whose one launch took `oneLaunchMs`:
+/// enough for a sample of kBatchTargetMs or more, at least 1 and at most
+/// kMaxLaunchesPerSample.
+inline constexpr double kBatchTargetMs = 1.0;
+inline constexpr int kMaxLaunchesPerSample = 10000;
+int launchesFor(double oneLaunchMs);
+
+/// Device copies of the host tensors in some argument lists: the host
+/// ranges they touch are merged where they overlap, each merged range is
+/// allocated once on the device (Runtime::allocate) and copied there, and
+/// `lists` are the argument lists with those tensors replaced by views of
+/// the copies (so arguments that alias on the host alias on the device).
+/// Scalars and views of device memory are kept as they are.
+class DeviceMirror {
+public:
+  static StatusOr<std::unique_ptr<DeviceMirror>>
+  create(Runtime &rt, DeviceKind device,
+         const std::vector<const std::vector<Arg> *> &hostLists);
+  const std::vector<Arg> &args(size_t list) const { return lists_[list]; }
+  /// Host to device, every copy.
+  Status upload();
+  /// Device to host, every copy (what the kernels wrote).
+  Status download();
+
+private:
+  struct Copy {
+    DeviceBuffer buffer;
+    char *host = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Copy> copies_;
+  std::vector<std::vector<Arg>> lists_;
+};
+
+/// Compiles (with the tuning mode, or the case's point of the autotune
+/// space), validates, times; fills `r`. On cuda and sim the plan's host
+/// tensors are mirrored on the device once (DeviceMirror): the validation
+/// run copies them in and the results out once, and the samples, batches
+/// of launches sized by launchesFor, launch on the device copies with no
+/// host-device copy. On cpu the kernels run on the host arrays, one launch
+/// per sample.
+void runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan, CaseResult &r);
 
 /// A case of `suite` running `kernel` in `precision`, named
 /// "<suite> <precision> <label>", whose params are its dims as text.

@@ -24,7 +24,10 @@
 
 namespace tessera::bench {
 
-enum class SizeSet { Quick, Full, Custom };
+/// Quick, full (seed document 002), explicit (`--sizes "M=...;..."`), or
+/// `gpu`: the fixed set of large cases recorded on GPUs (docs/bench.md),
+/// each suite in its own precisions unless --precision is given.
+enum class SizeSet { Quick, Full, Custom, Gpu };
 enum class TuneMode { Off, Cached, On };
 
 /// What `run` asked for.
@@ -50,6 +53,9 @@ struct CaseSpec {
   /// Named dimensions (M, N, K, B, H, S, D, ...) and flags (causal,
   /// transA, transB as 0/1).
   std::map<std::string, int64_t> dims;
+  /// One point of the kernel's autotune space to compile the case with
+  /// (`--configs all`); empty: the configuration the --tune mode gives.
+  std::map<std::string, ConstValue> config;
   int64_t dim(const std::string &name, int64_t otherwise = 0) const {
     auto it = dims.find(name);
     return it == dims.end() ? otherwise : it->second;
@@ -90,6 +96,9 @@ struct RunContext {
 
 struct Suite {
   std::string name, description;
+  /// The kernel file (without .tile) whose kernels the cases run, for
+  /// `--configs all`; empty when the suite has none (all_reduce).
+  std::string family;
   /// Precision policies the suite accepts, and those run by default.
   std::vector<std::string> precisions, defaultPrecisions;
   /// The dimension names a `--sizes` entry must give for this suite.
@@ -100,6 +109,16 @@ struct Suite {
 
 /// Every suite, in the order `list` shows them.
 const std::vector<Suite> &allSuites();
+
+/// `--configs all`: each case whose kernel (in the suite's family) has an
+/// autotune space becomes one case per point of the space that satisfies
+/// the kernel's `restrict=` expressions, in the space's order (last
+/// parameter fastest), named "<name> [BLOCK_M=128,BLOCK_N=64,...]" and
+/// compiled with that point (configSource "space"). Other cases, and every
+/// case when the kernel file does not load (each then reports the error
+/// when it runs), are kept as they are.
+std::vector<CaseSpec> withEveryConfig(RunContext &ctx, const Suite &suite,
+                                      std::vector<CaseSpec> cases);
 
 /// Parses `--sizes` text "K=V,K=V;K=V,..." (positive integers; names are
 /// case-sensitive, e.g. "M=4096,N=4096,K=4096;B=8,H=16,S=1024,D=64").

@@ -79,8 +79,18 @@ CaseSpec gemmCase(int64_t m, int64_t n, int64_t k, bool ta, bool tb,
 
 std::vector<CaseSpec> gemmCases(const CaseRequest &req) {
   std::vector<std::string> precisions =
-      precisionsFor(req, kGemmPrecisions, {"fp32", "fp16", "bf16"});
+      precisionsFor(req, kGemmPrecisions,
+                    req.sizes == SizeSet::Gpu
+                        ? kGemmPrecisions
+                        : std::vector<std::string>{"fp32", "fp16", "bf16"});
   std::vector<CaseSpec> out;
+  if (req.sizes == SizeSet::Gpu) {
+    // Squares at 1024, 2048 and 4096 in every precision.
+    for (const std::string &p : precisions)
+      for (int64_t s : {1024, 2048, 4096})
+        out.push_back(gemmCase(s, s, s, false, false, p, "square"));
+    return out;
+  }
   if (req.sizes == SizeSet::Custom) {
     for (const auto &d : req.custom)
       if (matches(d, {"M", "N", "K"}, {"transA", "transB"}))
@@ -242,14 +252,15 @@ CaseResult runGemm(RunContext &ctx, const CaseSpec &spec) {
         spec.precision == "tf32" ? "cuBLAS (TF32)" : "cuBLAS";
     Runtime *rt = ctx.rt;
     const std::string precision = spec.precision;
-    p.deviceBaseline = [=]() -> StatusOr<Plan::TimedCall> {
+    const bool flush = ctx.flushCaches;
+    p.deviceBaseline = [=]() -> StatusOr<Plan::TimedBatch> {
       struct State {
         DeviceBuffer a, b, c;
         std::unique_ptr<CuBlas> blas;
       };
       auto st = std::make_shared<State>();
       // Allocating first opens the device and makes its context current,
-      // which cuBLAS binds its handle to.
+      // which cuBLAS binds its handle to. The operands are copied once.
       TESSERA_ASSIGN_OR_RETURN(st->a,
                                rt->allocate(DeviceKind::Cuda, a->bytes.size()));
       TESSERA_ASSIGN_OR_RETURN(st->b,
@@ -268,18 +279,20 @@ CaseResult runGemm(RunContext &ctx, const CaseSpec &spec) {
                                         : CuBlasOperand::F32;
       const CuBlasCompute compute =
           precision == "tf32" ? CuBlasCompute::F32FastTF32 : CuBlasCompute::F32;
-      // Wall time of the call and a synchronisation (cuBLAS enqueues on
-      // the context's default stream; the wrapper has no events).
-      return Plan::TimedCall([=]() -> StatusOr<double> {
-        std::string err;
-        auto t0 = std::chrono::steady_clock::now();
-        if (!st->blas->gemm(operand, compute, M, N, K, 1.0f, st->a.data(),
-                            st->b.data(), 0.0f, st->c.data(), &err) ||
-            !st->blas->synchronize(&err))
-          return Status(StatusCode::kInternal, "cuBLAS: " + err);
-        return std::chrono::duration<double, std::milli>(
-                   std::chrono::steady_clock::now() - t0)
-            .count();
+      // cuBLAS enqueues on the legacy default stream: the calls of a batch
+      // run back to back between the runtime's CUDA events, after its L2
+      // flush, exactly as Tessera's launches are timed.
+      return Plan::TimedBatch([=](int launches) -> StatusOr<double> {
+        return rt->timeBatch(
+            DeviceKind::Cuda,
+            [&]() -> Status {
+              std::string err;
+              if (!st->blas->gemm(operand, compute, M, N, K, 1.0f, st->a.data(),
+                                  st->b.data(), 0.0f, st->c.data(), &err))
+                return Status(StatusCode::kInternal, "cuBLAS: " + err);
+              return Status::ok();
+            },
+            launches, flush);
       });
     };
   }
@@ -296,7 +309,7 @@ CaseResult runGemm(RunContext &ctx, const CaseSpec &spec) {
   p.outDType = DType::F32;
   p.path = pathOf(spec.precision, ctx.device);
   p.work = gemmWork(M, N, K, int(dtypeSize(storage)), 4, false);
-  runPlan(ctx, p, r);
+  runPlan(ctx, spec, p, r);
   return r;
 }
 
@@ -323,6 +336,8 @@ std::vector<CaseSpec> layerNormCases(const CaseRequest &req) {
         if (matches(d, {"S", "H"}, {"B"}))
           out.push_back(
               layerNormCase(dimOr(d, "B", 1), d.at("S"), d.at("H"), p));
+    } else if (req.sizes == SizeSet::Gpu) {
+      out.push_back(layerNormCase(1, 4096, 4096, p));
     } else if (req.sizes == SizeSet::Full) {
       for (int64_t b : {1, 4, 8, 16, 32, 64, 128})
         for (int64_t s : {128, 256, 512, 1024, 2048, 4096, 8192})
@@ -386,7 +401,7 @@ CaseResult runLayerNorm(RunContext &ctx, const CaseSpec &spec) {
   p.reductionLength = H;
   p.outDType = dt;
   p.work = layerNormWork(rows, H, int(dtypeSize(dt)), true);
-  runPlan(ctx, p, r);
+  runPlan(ctx, spec, p, r);
   return r;
 }
 
@@ -418,6 +433,8 @@ std::vector<CaseSpec> softmaxCases(const CaseRequest &req) {
                                     d.at("Sq"), d.at("Sk"),
                                     dimOr(d, "causal", 0), p));
       }
+    } else if (req.sizes == SizeSet::Gpu) {
+      out.push_back(softmaxCase(1, 1, 4096, 4096, false, p));
     } else if (req.sizes == SizeSet::Full) {
       // Seed document 002, without the shapes whose host copies (input,
       // output, f32 reference) would not fit a workstation: at most 2^28
@@ -493,7 +510,7 @@ CaseResult runSoftmax(RunContext &ctx, const CaseSpec &spec) {
   const int e = int(dtypeSize(dt));
   p.work =
       causal ? causalSoftmaxWork(B * H, Sq, Sk, e) : softmaxWork(rows, Sk, e);
-  runPlan(ctx, p, r);
+  runPlan(ctx, spec, p, r);
   return r;
 }
 
@@ -509,11 +526,15 @@ CaseSpec attentionCase(int64_t b, int64_t h, int64_t s, int64_t d, bool causal,
 }
 
 std::vector<CaseSpec> attentionCases(const CaseRequest &req) {
-  std::vector<std::string> precisions =
-      precisionsFor(req, {"fp32", "fp16", "bf16"}, {"fp32", "fp16"});
+  std::vector<std::string> precisions = precisionsFor(
+      req, {"fp32", "fp16", "bf16"},
+      req.sizes == SizeSet::Gpu ? std::vector<std::string>{"fp16", "bf16"}
+                                : std::vector<std::string>{"fp32", "fp16"});
   std::vector<CaseSpec> out;
   for (const std::string &p : precisions) {
-    if (req.sizes == SizeSet::Custom) {
+    if (req.sizes == SizeSet::Gpu) {
+      out.push_back(attentionCase(4, 16, 2048, 64, false, p));
+    } else if (req.sizes == SizeSet::Custom) {
       for (const auto &d : req.custom)
         if (matches(d, {"S", "D"}, {"B", "H", "causal"}))
           out.push_back(attentionCase(dimOr(d, "B", 1), dimOr(d, "H", 1),
@@ -585,7 +606,7 @@ CaseResult runAttention(RunContext &ctx, const CaseSpec &spec) {
   p.outDType = dt;
   p.path = pathOf(spec.precision, ctx.device);
   p.work = attentionWork(B, H, S, S, D, causal, int(dtypeSize(dt)));
-  runPlan(ctx, p, r);
+  runPlan(ctx, spec, p, r);
   return r;
 }
 
@@ -594,6 +615,7 @@ CaseResult runAttention(RunContext &ctx, const CaseSpec &spec) {
 Suite bench::gemmSuite() {
   Suite s;
   s.name = "gemm";
+  s.family = "gemm";
   s.description = "C = A.B: squares, LLM shapes, transposes (baselines: "
                   "OpenBLAS on cpu, cuBLAS on cuda)";
   s.precisions = kGemmPrecisions;
@@ -607,6 +629,7 @@ Suite bench::gemmSuite() {
 Suite bench::layerNormSuite() {
   Suite s;
   s.name = "layer_norm";
+  s.family = "layernorm";
   s.description = "layer norm over the hidden axis, affine, [B, S, H]";
   s.precisions = kRowPrecisions;
   s.defaultPrecisions = {"fp32", "fp16"};
@@ -619,6 +642,7 @@ Suite bench::layerNormSuite() {
 Suite bench::softmaxSuite() {
   Suite s;
   s.name = "softmax";
+  s.family = "softmax";
   s.description = "row softmax of [B, H, Sq, Sk] scores, causal and not";
   s.precisions = {"fp32", "fp16", "bf16", "fp8_e4m3@accum(fp32)"};
   s.defaultPrecisions = {"fp32", "fp16"};
@@ -631,6 +655,7 @@ Suite bench::softmaxSuite() {
 Suite bench::attentionSuite() {
   Suite s;
   s.name = "attention";
+  s.family = "attention";
   s.description = "fused attention forward, [B, H, S, D], causal and not";
   s.precisions = {"fp32", "fp16", "bf16"};
   s.defaultPrecisions = {"fp32", "fp16"};

@@ -180,19 +180,21 @@ CaseResult runVectorOp(RunContext &ctx, const CaseSpec &spec) {
                         : op == "reduce_sum" ? "sum"
                         : op == "reduce_max" ? "max"
                                              : "dot";
+      // The accumulator starts at the identity; the launches of a batch
+      // accumulate into it (the baseline is timed, not checked).
+      buf->c[0] = ck::reduceIdentity(rop);
       TensorView out = TensorView::contiguous(buf->c.data(), DType::F32, {1});
       int sms = 132;
       if (auto info = ctx.rt->deviceInfo(DeviceKind::Cuda); info.ok())
         sms = info->computeUnits;
-      float identity = ck::reduceIdentity(rop);
-      p.deviceBaseline = nvrtcBaseline(
-          ctx, ck::reduce(rop),
-          {view(buf->a, n), view(rop == "dot" ? buf->b : buf->a, n), out,
-           Arg(n64)},
-          ck::reduceGrid(n, sms), [buf, identity] { buf->c[0] = identity; });
+      p.deviceBaseline = nvrtcBaseline(ctx, ck::reduce(rop),
+                                       {view(buf->a, n),
+                                        view(rop == "dot" ? buf->b : buf->a, n),
+                                        out, Arg(n64)},
+                                       ck::reduceGrid(n, sms));
     }
   }
-  runPlan(ctx, p, r);
+  runPlan(ctx, spec, p, r);
   return r;
 }
 
@@ -215,6 +217,8 @@ CaseSpec vectorCase(const std::string &op, int64_t n, int64_t stride) {
 
 std::vector<CaseSpec> vectorOpCases(const CaseRequest &req) {
   std::vector<CaseSpec> out;
+  if (req.sizes == SizeSet::Gpu)
+    return out; // not in the GPU set
   if (req.sizes == SizeSet::Custom) {
     // N=..., optionally stride=S (axpy and add only, as the strided cases).
     for (const auto &dims : req.custom) {
@@ -346,7 +350,7 @@ CaseResult runStream(RunContext &ctx, const CaseSpec &spec) {
                          Arg(double(scalar)), Arg(n64), Arg(s64)},
                         ck::elementwiseGrid(n));
   }
-  runPlan(ctx, p, r);
+  runPlan(ctx, spec, p, r);
   return r;
 }
 
@@ -354,7 +358,7 @@ CaseSpec streamCase(const std::string &op, int64_t bytes,
                     const std::string &pat) {
   CaseSpec c;
   c.suite = "memory_bandwidth";
-  c.kernel = op;
+  c.kernel = pat == "random" ? op + "_gather" : op;
   c.op = op;
   c.n = bytes / 4;
   c.pattern = pat;
@@ -370,6 +374,12 @@ CaseSpec streamCase(const std::string &op, int64_t bytes,
 std::vector<CaseSpec> streamCases(const CaseRequest &req) {
   const char *const ops[] = {"copy", "scale", "add", "triad"};
   std::vector<CaseSpec> out;
+  if (req.sizes == SizeSet::Gpu) {
+    // STREAM copy and triad on 2^26 f32 per array.
+    for (const char *op : {"copy", "triad"})
+      out.push_back(streamCase(op, int64_t(4) << 26, "sequential"));
+    return out;
+  }
   if (req.sizes == SizeSet::Custom) {
     // bytes=B (per array) or N=elements; optionally stride=S or random=1.
     for (const auto &dims : req.custom) {
@@ -418,6 +428,7 @@ std::vector<CaseSpec> streamCases(const CaseRequest &req) {
 Suite bench::vectorOpsSuite() {
   Suite s;
   s.name = "vector_ops";
+  s.family = "vector_ops";
   s.description = "BLAS-1 operations (axpy, dot, norm, add, mul, reduce_sum, "
                   "reduce_max), sequential and strided";
   s.precisions = s.defaultPrecisions = {"fp32"};
@@ -430,6 +441,7 @@ Suite bench::vectorOpsSuite() {
 Suite bench::memoryBandwidthSuite() {
   Suite s;
   s.name = "memory_bandwidth";
+  s.family = "stream";
   s.description = "STREAM copy/scale/add/triad, sequential, strided and "
                   "random (gather)";
   s.precisions = s.defaultPrecisions = {"fp32"};

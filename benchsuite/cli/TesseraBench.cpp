@@ -3,7 +3,8 @@
 //   tessera-bench list
 //   tessera-bench run [--suite S,...] [--device cpu|cuda|sim]
 //                     [--precision fp32,fp16,bf16,fp8_e4m3@accum(fp32),...]
-//                     [--sizes quick|full|"M=4096,N=4096,K=4096;..."]
+//                     [--sizes quick|full|gpu|"M=4096,N=4096,K=4096;..."]
+//                     [--configs tuned|all] [--dry-run]
 //                     [--tune off|cached|on] [--baseline auto|none|...]
 //                     [--gpu-arch auto|none|sm_XX]
 //                     [--format table|json|csv|md] [--out FILE]
@@ -140,9 +141,19 @@ int main(int argc, char **argv) {
                   "Precision policies (comma list, e.g. fp32,fp16,bf16,"
                   "tf32,fp8_e4m3@accum(fp32)); default: each suite's own");
   run->add_option("--sizes", sizes,
-                  "quick, full, or explicit sizes \"M=4096,N=4096,K=4096;"
+                  "quick, full, gpu (the large cases recorded on GPUs, "
+                  "docs/bench.md), or explicit sizes \"M=4096,N=4096,K=4096;"
                   "...\" (each entry runs in the suites whose dimensions it "
                   "names; see `list`)");
+  std::string configs = "tuned";
+  bool dryRun = false;
+  run->add_option("--configs", configs,
+                  "tuned (the --tune mode's configuration) or all (every "
+                  "point of the kernel's autotune space that satisfies its "
+                  "restrict=, one case each)")
+      ->check(CLI::IsMember({"tuned", "all"}));
+  run->add_flag("--dry-run", dryRun,
+                "Print the cases that would run (suite and name) and exit");
   run->add_option("--baseline", baseline,
                   "Baseline beside each case: auto (OpenBLAS for gemm, C++ "
                   "loops otherwise), none, openblas, loop")
@@ -323,7 +334,7 @@ int main(int argc, char **argv) {
     result.header.device["computeUnits"] = std::to_string(info->computeUnits);
   }
   if (ctx.device == DeviceKind::Cpu) {
-    ctx.peaks = cpuPeaks(int(rt.numThreads()), /*measure=*/true);
+    ctx.peaks = cpuPeaks(int(rt.numThreads()), /*measure=*/!dryRun);
     ctx.cpuFlusher = std::make_unique<CpuCacheFlusher>();
   } else if (ctx.device == DeviceKind::Cuda && info.ok()) {
     ctx.peaks = gpuPeaks(info->name, info->clockMHz);
@@ -353,6 +364,8 @@ int main(int argc, char **argv) {
     req.sizes = SizeSet::Quick;
   } else if (sizes == "full") {
     req.sizes = SizeSet::Full;
+  } else if (sizes == "gpu") {
+    req.sizes = SizeSet::Gpu;
   } else {
     auto custom = parseSizeList(sizes);
     if (!custom.ok())
@@ -373,6 +386,8 @@ int main(int argc, char **argv) {
         std::find(wanted.begin(), wanted.end(), s.name) == wanted.end())
       continue;
     std::vector<CaseSpec> cases = s.cases(req);
+    if (configs == "all")
+      cases = withEveryConfig(ctx, s, std::move(cases));
     if (cases.empty() && !wanted.empty())
       std::fprintf(stderr,
                    "tessera-bench: suite %s has no case for these sizes and "
@@ -384,6 +399,12 @@ int main(int argc, char **argv) {
   if (total == 0)
     return fail("no case to run (see `tessera-bench list` for each suite's "
                 "precisions and --sizes keys)");
+  if (dryRun) {
+    for (auto &[suite, cases] : plan)
+      for (const CaseSpec &c : cases)
+        std::printf("%s\t%s\n", suite->name.c_str(), c.name.c_str());
+    return 0;
+  }
   size_t done = 0;
   for (auto &[suite, cases] : plan) {
     const Suite &s = *suite;

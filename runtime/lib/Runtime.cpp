@@ -165,6 +165,27 @@ struct Runtime::Impl {
     }
     return dev->fill(l2Flush->address(), ++flushValue, bytes);
   }
+  /// Calls `enqueueOne` `launches` times between two events recorded on the
+  /// legacy default stream of `dev` (after the L2 flush when `flush`),
+  /// without synchronising between the calls, waits for the end event and
+  /// returns the elapsed time / `launches`, in ms. Each call must queue its
+  /// work on that stream.
+  StatusOr<double> timeCudaBatch(cuda::CudaDevice *dev, int launches,
+                                 bool flush,
+                                 const std::function<Status()> &enqueueOne) {
+    if (flush)
+      TESSERA_RETURN_IF_ERROR(flushL2(dev));
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent start, dev->createEvent());
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent end, dev->createEvent());
+    TESSERA_RETURN_IF_ERROR(start.record());
+    for (int i = 0; i < launches; ++i)
+      TESSERA_RETURN_IF_ERROR(enqueueOne());
+    TESSERA_RETURN_IF_ERROR(end.record());
+    TESSERA_RETURN_IF_ERROR(end.synchronize());
+    TESSERA_ASSIGN_OR_RETURN(float elapsed,
+                             cuda::CudaEvent::elapsedMs(start, end));
+    return double(elapsed) / double(launches);
+  }
 };
 
 namespace {
@@ -220,10 +241,11 @@ struct Kernel::Impl {
   uint64_t fingerprint = 0;
   struct Checked;
   Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
-  /// With `ms`, the kernel alone is timed with CUDA events (after an L2
-  /// flush when `flush`).
-  Status launchCuda(const std::vector<Arg> &args, const Checked &c, double *ms,
-                    bool flush);
+  /// Runs `launches` launches back to back, then synchronises; with `ms`,
+  /// they are timed with CUDA events (after an L2 flush when `flush`) and
+  /// `ms` receives the time of one.
+  Status launchCuda(const std::vector<Arg> &args, const Checked &c,
+                    int launches, double *ms, bool flush);
   /// The kernel's argument slots: tensors as (allocated, aligned, offset,
   /// sizes..., strides...), absent ones omitted -- for a CUDA C++ kernel a
   /// tensor is one pointer (null when absent) -- and scalars as one slot
@@ -235,9 +257,10 @@ struct Kernel::Impl {
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
-  /// Kernel::launch; with `ms` also the time (see Kernel::launchTimed).
+  /// Kernel::launch run `launches` times; with `ms` also the mean time of
+  /// one (see Kernel::launchTimedBatch).
   Status launch(const std::vector<Arg> &args, const LaunchOptions &opts,
-                double *ms, bool flush);
+                int launches, double *ms, bool flush);
 };
 
 namespace {
@@ -423,7 +446,7 @@ std::pair<int64_t, int64_t> touchedRange(const TensorView &t) {
 } // namespace
 
 Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
-                                double *ms, bool flush) {
+                                int launches, double *ms, bool flush) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   if (c.grid[0] > std::numeric_limits<int32_t>::max() || c.grid[1] > 65535 ||
       c.grid[2] > 65535)
@@ -437,8 +460,8 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
     TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(c.unitMask, c.absentMask));
   }
   // Host tensors are staged through device buffers: copied in before the
-  // launch and back after it (the kernel may write any of them). Views of
-  // buffers from Runtime::allocate are used in place.
+  // launches and back after them (the kernel may write any of them). Views
+  // of buffers from Runtime::allocate are used in place.
   struct Staged {
     cuda::DeviceBuffer buffer;
     void *host = nullptr; ///< first touched byte on the host
@@ -480,26 +503,18 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   if (cudaSource)
     block = {unsigned(cudaBlock[0]), unsigned(cudaBlock[1]),
              unsigned(cudaBlock[2])};
-  std::optional<cuda::CudaEvent> start, end;
+  // Every launch goes to the legacy default stream, with no host
+  // synchronisation between launches of a batch.
+  auto launchOnce = [&]() -> Status {
+    return dev->launch(exe->function, grid, block, unsigned(exe->sharedBytes),
+                       nullptr, params.data());
+  };
   if (ms) {
-    if (flush)
-      TESSERA_RETURN_IF_ERROR(rt->flushL2(dev));
-    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent s, dev->createEvent());
-    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent e, dev->createEvent());
-    start = std::move(s);
-    end = std::move(e);
-    TESSERA_RETURN_IF_ERROR(start->record());
-  }
-  TESSERA_RETURN_IF_ERROR(dev->launch(exe->function, grid, block,
-                                      unsigned(exe->sharedBytes), nullptr,
-                                      params.data()));
-  if (ms) {
-    TESSERA_RETURN_IF_ERROR(end->record());
-    TESSERA_RETURN_IF_ERROR(end->synchronize());
-    TESSERA_ASSIGN_OR_RETURN(float elapsed,
-                             cuda::CudaEvent::elapsedMs(*start, *end));
-    *ms = elapsed;
+    TESSERA_ASSIGN_OR_RETURN(
+        *ms, rt->timeCudaBatch(dev, launches, flush, launchOnce));
   } else {
+    for (int i = 0; i < launches; ++i)
+      TESSERA_RETURN_IF_ERROR(launchOnce());
     TESSERA_RETURN_IF_ERROR(dev->synchronize());
   }
   for (Staged &st : staged)
@@ -723,41 +738,56 @@ Kernel::Impl::flattenArgs(const std::vector<Arg> &args) const {
 }
 
 Status Kernel::launch(const std::vector<Arg> &args, const LaunchOptions &opts) {
-  return impl_->launch(args, opts, nullptr, false);
+  return impl_->launch(args, opts, 1, nullptr, false);
 }
 
 StatusOr<double> Kernel::launchTimed(const std::vector<Arg> &args,
                                      const LaunchOptions &opts,
                                      bool flushCaches) {
+  return launchTimedBatch(args, opts, 1, flushCaches);
+}
+
+StatusOr<double> Kernel::launchTimedBatch(const std::vector<Arg> &args,
+                                          const LaunchOptions &opts,
+                                          int launches, bool flushCaches) {
+  if (launches < 1)
+    return invalidArgument("kernel '%s': a batch needs at least one launch, "
+                           "got %d",
+                           impl_->name.c_str(), launches);
   double ms = 0;
-  TESSERA_RETURN_IF_ERROR(impl_->launch(args, opts, &ms, flushCaches));
+  TESSERA_RETURN_IF_ERROR(
+      impl_->launch(args, opts, launches, &ms, flushCaches));
   return ms;
 }
 
 Status Kernel::Impl::launch(const std::vector<Arg> &args,
-                            const LaunchOptions &opts, double *ms, bool flush) {
+                            const LaunchOptions &opts, int launches, double *ms,
+                            bool flush) {
   TESSERA_ASSIGN_OR_RETURN(auto c, check(args, opts));
   int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   if (total == 0)
     return Status::ok(); // An empty grid is a no-op.
 
   if (device == DeviceKind::Cuda)
-    return launchCuda(args, c, ms, flush);
-  // The clock covers the grid only: a variant seen for the first time is
-  // compiled before it starts.
+    return launchCuda(args, c, launches, ms, flush);
+  // The clock covers the grids only: a variant seen for the first time is
+  // compiled before it starts. The time is that of one launch.
   std::chrono::steady_clock::time_point t0;
   auto timed = [&](Status s) {
     if (ms && s.isOk())
       *ms = std::chrono::duration<double, std::milli>(
                 std::chrono::steady_clock::now() - t0)
-                .count();
+                .count() /
+            double(launches);
     return s;
   };
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
     TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask));
     t0 = std::chrono::steady_clock::now();
-    return timed(launchSim(slots, c));
+    for (int i = 0; i < launches; ++i)
+      TESSERA_RETURN_IF_ERROR(launchSim(slots, c));
+    return timed(Status::ok());
   }
   TESSERA_ASSIGN_OR_RETURN(auto exe, variant(c.unitMask, c.absentMask));
   std::vector<void *> ptrs(slots.size());
@@ -770,8 +800,9 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   const driver::CpuExecutable *e = exe.get();
   void **argv = ptrs.data();
   t0 = std::chrono::steady_clock::now();
-  pool.parallelFor(total, grain,
-                   [&](int64_t b, int64_t en) { e->run(argv, b, en, grid); });
+  for (int i = 0; i < launches; ++i)
+    pool.parallelFor(total, grain,
+                     [&](int64_t b, int64_t en) { e->run(argv, b, en, grid); });
   return timed(Status::ok());
 }
 
@@ -1109,6 +1140,28 @@ StatusOr<TensorView> DeviceBuffer::view(DType dtype,
       TensorView::contiguous(impl_->address(), dtype, std::move(shape));
   v.device = impl_->device;
   return v;
+}
+
+StatusOr<double> Runtime::timeBatch(DeviceKind device,
+                                    const std::function<Status()> &enqueue,
+                                    int launches, bool flushCaches) {
+  if (launches < 1)
+    return invalidArgument("timeBatch: a batch needs at least one call, got %d",
+                           launches);
+  if (!enqueue)
+    return invalidArgument("timeBatch: nothing to time");
+  if (device == DeviceKind::Cuda) {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, impl_->cuda());
+    return impl_->timeCudaBatch(dev, launches, flushCaches, enqueue);
+  }
+  TESSERA_RETURN_IF_ERROR(deviceStatus(device));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < launches; ++i)
+    TESSERA_RETURN_IF_ERROR(enqueue());
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+             .count() /
+         double(launches);
 }
 
 StatusOr<DeviceBuffer> Runtime::allocate(DeviceKind device, size_t bytes) {

@@ -67,6 +67,9 @@ Status validateCase(const CaseResult &c) {
       return bad("a resource value is not finite");
   if (c.skipped && c.passed)
     return bad("both passed and skipped");
+  if (c.launchesPerSample < 1 ||
+      (c.baseline && c.baseline->launchesPerSample < 1))
+    return bad("launchesPerSample below 1");
   if (!c.passed) {
     if (c.failure.empty())
       return bad("FAILED without a failure text");
@@ -159,6 +162,8 @@ Json caseToJson(const CaseResult &c) {
     j["samplesMs"] = c.samples;
     j["stats"] = statsToJson(c.stats);
     j["stopReason"] = c.stopReason;
+    if (c.launchesPerSample != 1)
+      j["launchesPerSample"] = c.launchesPerSample;
   }
   j["work"] = Json{{"flops", c.work.flops}, {"bytes", c.work.bytes}};
   if (c.passed) {
@@ -180,6 +185,8 @@ Json caseToJson(const CaseResult &c) {
     b["stats"] = statsToJson(c.baseline->stats);
     if (c.passed)
       b["speedup"] = c.baseline->speedup;
+    if (c.baseline->launchesPerSample != 1)
+      b["launchesPerSample"] = c.baseline->launchesPerSample;
     j["baseline"] = std::move(b);
   }
   j["resources"] = numberMap(c.resources);
@@ -397,8 +404,9 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
   if (!c.passed) {
     r.str(j, p, "failure", c.failure, true);
     r.boolean(j, p, "skipped", c.skipped, false);
-    for (const char *key : {"samplesMs", "stats", "stopReason", "tflops", "gbs",
-                            "rooflineEfficiency"})
+    for (const char *key :
+         {"samplesMs", "stats", "stopReason", "launchesPerSample", "tflops",
+          "gbs", "rooflineEfficiency"})
       if (j.contains(key))
         return r.fail(p, std::string("FAILED case '") + c.name +
                              "' reports a speed ('" + key + "')");
@@ -416,6 +424,7 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
     r.numbers(j, p, "samplesMs", c.samples, true);
     r.stats(j, p, "stats", c.stats, true);
     r.str(j, p, "stopReason", c.stopReason, false);
+    r.integer(j, p, "launchesPerSample", c.launchesPerSample, false);
     r.num(j, p, "tflops", c.tflops, true);
     r.num(j, p, "gbs", c.gbs, true);
     if (j.contains("rooflineEfficiency")) {
@@ -449,6 +458,7 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
     r.numbers(*b, bp, "samplesMs", base.samples, false);
     r.stats(*b, bp, "stats", base.stats, true);
     r.num(*b, bp, "speedup", base.speedup, false);
+    r.integer(*b, bp, "launchesPerSample", base.launchesPerSample, false);
     c.baseline = std::move(base);
   }
   r.numberMap(j, p, "resources", c.resources, false);

@@ -2,8 +2,10 @@
 //
 // Runs the real command: the vector_ops quick suite on cpu and on sim
 // (every case must pass validation and the JSON must read back under the
-// schema), and `compare` on an unchanged run, a noise-level change and an
-// injected regression.
+// schema), `compare` on an unchanged run, a noise-level change and an
+// injected regression, the `gpu` size set, `--configs all` and
+// `--dry-run`, and checks that the former tessera-gpu-bench is no target of
+// the build.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,13 +13,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace tessera;
 using namespace tessera::bench;
@@ -61,6 +66,13 @@ void expectAllPassed(const RunResult &r, const char *device) {
     EXPECT_FALSE(c.samples.empty()) << c.name;
     EXPECT_GT(c.stats.median, 0) << c.name;
     EXPECT_GT(c.work.bytes, 0) << c.name;
+    // cpu: one launch per sample; sim (device-resident data, as cuda): a
+    // batch sized from one launch.
+    if (std::string(device) == "cpu") {
+      EXPECT_EQ(c.launchesPerSample, 1) << c.name;
+    }
+    EXPECT_GE(c.launchesPerSample, 1) << c.name;
+    EXPECT_LE(c.launchesPerSample, 10000) << c.name;
   }
 }
 
@@ -237,6 +249,174 @@ TEST(BenchCli, WarmupAndTunerEvalSubcommands) {
                    std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("(cached)"), std::string::npos) << text;
   EXPECT_EQ(run("tuner-eval " + tempDir() + "/no-such-space.json.gz"), 1);
+}
+
+/// The lines `run ... --dry-run` printed ("suite\tname").
+std::vector<std::string> dryRunLines() {
+  std::vector<std::string> lines;
+  std::istringstream in(outputText());
+  for (std::string line; std::getline(in, line);)
+    if (line.find('\t') != std::string::npos)
+      lines.push_back(line);
+  return lines;
+}
+
+// `--sizes gpu` is the set of cases recorded on GPUs (docs/bench.md): GEMM
+// squares at 1024/2048/4096 in every precision, STREAM copy and triad on
+// 2^26 floats, softmax and layer norm 4096x4096 in fp32/fp16, attention
+// Z=4, H=16, S=2048, D=64 in fp16/bf16; the other suites have no case in it.
+TEST(BenchCli, GpuSizeSetIsTheRecordedCases) {
+  ASSERT_EQ(run("run --sizes gpu --device cpu --dry-run"), 0) << outputText();
+  std::vector<std::string> lines = dryRunLines();
+  std::vector<std::string> expected;
+  for (const char *p : {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"})
+    for (const char *n : {"1024x1024x1024", "2048x2048x2048", "4096x4096x4096"})
+      expected.push_back(std::string("gemm\tgemm ") + p + " " + n);
+  for (const char *p : {"fp32", "fp16"})
+    expected.push_back(std::string("layer_norm\tlayer_norm ") + p +
+                       " 1x4096x4096");
+  for (const char *p : {"fp32", "fp16"})
+    expected.push_back(std::string("softmax\tsoftmax ") + p + " 1x1x4096x4096");
+  expected.push_back("memory_bandwidth\tcopy 256 MiB sequential");
+  expected.push_back("memory_bandwidth\ttriad 256 MiB sequential");
+  for (const char *p : {"fp16", "bf16"})
+    expected.push_back(std::string("attention\tattention ") + p +
+                       " 4x16x2048x64");
+  EXPECT_EQ(lines, expected);
+  // --precision narrows it as for the other sets.
+  ASSERT_EQ(run("run --suite gemm,attention --sizes gpu --precision bf16 "
+                "--device cpu --dry-run"),
+            0);
+  EXPECT_EQ(dryRunLines(),
+            (std::vector<std::string>{"gemm\tgemm bf16 1024x1024x1024",
+                                      "gemm\tgemm bf16 2048x2048x2048",
+                                      "gemm\tgemm bf16 4096x4096x4096",
+                                      "attention\tattention bf16 "
+                                      "4x16x2048x64"}));
+}
+
+/// A copy of kernels_dsl/ in the scratch directory whose gemm has the
+/// autotune space BLOCK_M, BLOCK_N in {64, 256}, BLOCK_K in {32, 128}, 4
+/// warps, 2 stages: 8 points, of which 6 satisfy the restriction
+/// BLOCK_M * BLOCK_N <= 4096 * num_warps.
+std::string smallSpaceKernels() {
+  std::string dir = tempDir() + "/kernels";
+  std::filesystem::create_directories(dir);
+  for (const auto &e : std::filesystem::directory_iterator(TESSERA_KERNELS_DIR))
+    std::filesystem::copy_file(
+        e.path(), dir + "/" + e.path().filename().string(),
+        std::filesystem::copy_options::overwrite_existing);
+  std::ifstream in(dir + "/gemm.tile");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  const std::string space = "space=dict(BLOCK_M=[64, 128, 256],\n"
+                            "                     BLOCK_N=[64, 128, 256],\n"
+                            "                     BLOCK_K=[32, 64, 128],\n"
+                            "                     num_warps=[4, 8, 16],\n"
+                            "                     num_stages=[2, 3, 4]),";
+  size_t at = text.find(space);
+  EXPECT_NE(at, std::string::npos) << "gemm.tile's autotune space changed";
+  if (at != std::string::npos)
+    text.replace(at, space.size(),
+                 "space=dict(BLOCK_M=[64, 256], BLOCK_N=[64, 256], "
+                 "BLOCK_K=[32, 128], num_warps=[4], num_stages=[2]),");
+  std::ofstream(dir + "/gemm.tile") << text;
+  return dir;
+}
+
+// `--configs all` runs every point of the autotune space that satisfies the
+// kernel's restrictions, one case each, compiled with that point; a point
+// whose tiles do not fit the device's shared memory (sim: sm_90a) is
+// SKIPPED, not FAILED.
+TEST(BenchCli, ConfigsAllRunsEveryPointOfTheSpace) {
+  // The real gemm space: 3 x 3 x 3 x 3 x 3 points, of which 23 (BLOCK_M,
+  // BLOCK_N, num_warps) triples satisfy BLOCK_M * BLOCK_N <= 4096 *
+  // num_warps, times 3 BLOCK_K times 3 stages.
+  ASSERT_EQ(run("run --suite gemm --sizes M=64,N=64,K=64 --precision fp32 "
+                "--configs all --device cpu --dry-run"),
+            0);
+  std::vector<std::string> lines = dryRunLines();
+  EXPECT_EQ(lines.size(), 207u);
+  auto listed = [&](const std::string &config) {
+    return std::count(lines.begin(), lines.end(),
+                      "gemm\tgemm fp32 64x64x64 [" + config + "]");
+  };
+  EXPECT_EQ(listed("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,"
+                   "num_stages=2"),
+            1);
+  EXPECT_EQ(listed("BLOCK_M=256,BLOCK_N=256,BLOCK_K=128,num_warps=16,"
+                   "num_stages=4"),
+            1);
+  EXPECT_EQ(listed("BLOCK_M=256,BLOCK_N=256,BLOCK_K=32,num_warps=8,"
+                   "num_stages=2"),
+            0); // 65536 > 4096 * 8
+  // Without it, one case.
+  ASSERT_EQ(run("run --suite gemm --sizes M=64,N=64,K=64 --precision fp32 "
+                "--device cpu --dry-run"),
+            0);
+  EXPECT_EQ(dryRunLines(),
+            (std::vector<std::string>{"gemm\tgemm fp32 64x64x64"}));
+
+  std::string kernels = smallSpaceKernels();
+  for (const char *device : {"cpu", "sim"}) {
+    SCOPED_TRACE(device);
+    std::string out = tempDir() + "/configs-" + device + ".json";
+    ASSERT_EQ(run("--kernels " + kernels +
+                  " run --suite gemm --sizes M=64,N=48,K=40 --precision "
+                  "fp32 --configs all --gpu-arch none --max-seconds 0.02 "
+                  "--device " +
+                  device + " --out " + out),
+              0)
+        << outputText();
+    auto r = readResultFile(out);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    ASSERT_EQ(r->cases.size(), 6u);
+    int skipped = 0;
+    for (const CaseResult &c : r->cases) {
+      EXPECT_EQ(c.configSource, "space") << c.name;
+      // The name's point is the configuration compiled.
+      std::string point = "[BLOCK_M=" + c.config.at("BLOCK_M") +
+                          ",BLOCK_N=" + c.config.at("BLOCK_N") +
+                          ",BLOCK_K=" + c.config.at("BLOCK_K") +
+                          ",num_warps=4,num_stages=2]";
+      EXPECT_NE(c.name.find(point), std::string::npos) << c.name;
+      EXPECT_FALSE(c.config.at("BLOCK_M") == "256" &&
+                   c.config.at("BLOCK_N") == "256")
+          << c.name;
+      if (c.skipped) {
+        ++skipped;
+        EXPECT_NE(c.failure.find("does not fit"), std::string::npos)
+            << c.failure;
+        EXPECT_EQ(c.config.at("BLOCK_K"), "128") << c.name;
+      } else {
+        EXPECT_TRUE(c.passed) << c.name << ": " << c.failure;
+      }
+    }
+    // BLOCK_K = 128 with a 256-wide BLOCK_M or BLOCK_N: f32 tiles of 2
+    // stages need 384 KiB of shared memory, more than sm_90a has; the cpu
+    // has no such limit.
+    EXPECT_EQ(skipped, std::string(device) == "sim" ? 2 : 0);
+  }
+  EXPECT_NE(run("run --configs some --device cpu --dry-run"), 0);
+  EXPECT_NE(outputText().find("--configs"), std::string::npos) << outputText();
+}
+
+// Without a GPU the cuda device is a clean error naming the reason (with a
+// GPU this test has nothing to check).
+TEST(BenchCli, CudaWithoutAGpuIsAClearError) {
+  int rc = run("run --device cuda --sizes gpu --dry-run");
+  std::string text = outputText();
+  if (text.find("UNAVAILABLE") == std::string::npos && rc == 0)
+    GTEST_SKIP() << "a cuda device is present";
+  EXPECT_EQ(rc, 1) << text;
+  EXPECT_NE(text.find("'cuda' device is unavailable"), std::string::npos)
+      << text;
+}
+
+// One benchmark driver: the former tessera-gpu-bench is no target of the
+// build (its cases are tessera-bench's `--sizes gpu`).
+TEST(BenchCli, TesseraGpuBenchIsGone) {
+  EXPECT_EQ(TESSERA_GPU_BENCH_TARGET_EXISTS, 0);
 }
 
 } // namespace

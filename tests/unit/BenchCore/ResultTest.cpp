@@ -38,12 +38,14 @@ RunResult fullRun() {
   ok.maxRelError = 2.25e-4;
   ok.rooflineEfficiency = 0.0673;
   ok.computePath = "fp16";
+  ok.launchesPerSample = 37;
   ok.compile = {1, 2, 3, 4, 5, 6, 7, 8000};
   CaseResult::Baseline b;
   b.name = "cuBLAS";
   b.samples = {0.23, 0.231, 0.229};
   b.stats = computeStats(b.samples);
   b.speedup = b.stats.median / ok.stats.median;
+  b.launchesPerSample = 12;
   ok.baseline = b;
   ok.resources = {
       {"registers", 224}, {"sharedBytes", 98304}, {"occupancy", 0.125}};
@@ -175,6 +177,17 @@ TEST(Result, FailedCaseWithSpeedIsAnError) {
   run = fullRun();
   run.cases[0].samples.pop_back(); // count no longer matches
   EXPECT_FALSE(validate(run).isOk());
+  // A sample is the time of at least one launch.
+  run = fullRun();
+  run.cases[0].launchesPerSample = 0;
+  EXPECT_FALSE(validate(run).isOk());
+  run = fullRun();
+  run.cases[0].baseline->launchesPerSample = -2;
+  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(fromJson(replaced(toJson(fullRun()), "\"launchesPerSample\": 37",
+                                 "\"launchesPerSample\": 0"),
+                        "l.json")
+                   .isOk());
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 

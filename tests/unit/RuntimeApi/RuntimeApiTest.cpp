@@ -93,6 +93,148 @@ TEST(RuntimeApi, LaunchTimedComputesAndReportsTheTime) {
   }
 }
 
+const char *kAxpySource = R"(
+@kernel(grid=(cdiv(N, BLOCK),))
+def axpy(x: Tensor["N", f32], y: Tensor["N", f32], a: float, BLOCK: constexpr = 64):
+    off = tile.program_id(0) * BLOCK
+    xv = tile.load(x, offsets=(off,), shape=(BLOCK,))
+    yv = tile.load(y, offsets=(off,), shape=(BLOCK,))
+    tile.store(y, yv + xv * a, offsets=(off,))
+)";
+
+// launchTimedBatch launches the kernel N times back to back: y += a * x
+// accumulates N times, on host views and on device buffers, and the time
+// of one launch is positive. On cuda (skipped without a GPU, where compiling
+// is UNAVAILABLE) the launches run between two events without a host
+// synchronisation between them.
+TEST(RuntimeApi, LaunchTimedBatchLaunchesNTimes) {
+  auto prog = rt().loadSource("axpy.tile", kAxpySource);
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  const int n = 1000;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = float(i % 17);
+  for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Sim, DeviceKind::Cuda}) {
+    SCOPED_TRACE(deviceKindName(d));
+    auto k = rt().compile(**prog, "axpy", {}, d);
+    if (!k.ok()) {
+      ASSERT_EQ(d, DeviceKind::Cuda) << k.status().toString();
+      EXPECT_EQ(k.status().code(), StatusCode::kUnavailable);
+      continue;
+    }
+    for (int launches : {1, 5}) {
+      for (bool flush : {false, true}) {
+        std::vector<float> y(n, 1.0f);
+        auto ms = (*k)->launchTimedBatch(
+            {TensorView::contiguous(x.data(), DType::F32, {n}),
+             TensorView::contiguous(y.data(), DType::F32, {n}), Arg(0.5)},
+            {}, launches, flush);
+        ASSERT_TRUE(ms.ok()) << ms.status().toString();
+        EXPECT_GT(*ms, 0.0);
+        EXPECT_LT(*ms, 60000.0);
+        for (int i = 0; i < n; ++i)
+          ASSERT_EQ(y[i], 1.0f + float(launches) * 0.5f * x[i])
+              << launches << " launches, element " << i;
+      }
+    }
+    // Device-resident data: the batch works on the buffers in place.
+    auto bx = rt().allocate(d, n * sizeof(float));
+    auto by = rt().allocate(d, n * sizeof(float));
+    ASSERT_TRUE(bx.ok() && by.ok());
+    std::vector<float> ones(n, 1.0f), y(n, 0.0f);
+    ASSERT_TRUE(bx->copyFrom(x.data(), n * sizeof(float)).isOk());
+    ASSERT_TRUE(by->copyFrom(ones.data(), n * sizeof(float)).isOk());
+    auto vx = bx->view(DType::F32, {n});
+    auto vy = by->view(DType::F32, {n});
+    ASSERT_TRUE(vx.ok() && vy.ok());
+    auto ms = (*k)->launchTimedBatch({*vx, *vy, Arg(0.25)}, {}, 8);
+    ASSERT_TRUE(ms.ok()) << ms.status().toString();
+    EXPECT_GT(*ms, 0.0);
+    ASSERT_TRUE(by->copyTo(y.data(), n * sizeof(float)).isOk());
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], 1.0f + 8 * 0.25f * x[i]) << "element " << i;
+    // No launch at all is an error, and so are bad arguments; nothing runs.
+    auto none = (*k)->launchTimedBatch({*vx, *vy, Arg(0.25)}, {}, 0);
+    EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(none.status().message(), HasSubstr("at least one launch"));
+    auto bad = (*k)->launchTimedBatch(
+        {TensorView::contiguous(x.data(), DType::F16, {n}), *vy, Arg(1.0)}, {},
+        3);
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+    ASSERT_TRUE(by->copyTo(y.data(), n * sizeof(float)).isOk());
+    EXPECT_EQ(y[1], 1.0f + 8 * 0.25f * x[1]);
+  }
+}
+
+// Runtime::timeBatch times calls that queue device work (a library call, on
+// cuda) as launchTimedBatch times launches: the calls are made N times in a
+// row, the time is that of one, an error stops the batch. On cuda without a
+// GPU it is UNAVAILABLE before anything is called.
+TEST(RuntimeApi, TimeBatchCallsNTimes) {
+  auto prog = rt().loadSource("axpy2.tile", kAxpySource);
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  const int n = 256;
+  std::vector<float> x(n, 2.0f);
+  for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Sim, DeviceKind::Cuda}) {
+    SCOPED_TRACE(deviceKindName(d));
+    int calls = 0;
+    if (!rt().deviceStatus(d).isOk()) {
+      ASSERT_EQ(d, DeviceKind::Cuda);
+      auto t = rt().timeBatch(
+          d,
+          [&] {
+            ++calls;
+            return Status::ok();
+          },
+          4);
+      EXPECT_EQ(t.status().code(), StatusCode::kUnavailable)
+          << t.status().toString();
+      EXPECT_EQ(calls, 0);
+      continue;
+    }
+    auto k = rt().compile(**prog, "axpy", {}, d);
+    ASSERT_TRUE(k.ok()) << k.status().toString();
+    std::vector<float> y(n, 0.0f);
+    std::vector<Arg> args{TensorView::contiguous(x.data(), DType::F32, {n}),
+                          TensorView::contiguous(y.data(), DType::F32, {n}),
+                          Arg(1.0)};
+    for (bool flush : {false, true}) {
+      calls = 0;
+      std::fill(y.begin(), y.end(), 0.0f);
+      auto t = rt().timeBatch(
+          d,
+          [&] {
+            ++calls;
+            return (*k)->launch(args);
+          },
+          6, flush);
+      ASSERT_TRUE(t.ok()) << t.status().toString();
+      EXPECT_GT(*t, 0.0);
+      EXPECT_EQ(calls, 6);
+      EXPECT_EQ(y[0], 12.0f);
+      EXPECT_EQ(y[n - 1], 12.0f);
+    }
+    // The first error ends the batch and is returned.
+    calls = 0;
+    auto failing = rt().timeBatch(
+        d,
+        [&] {
+          return ++calls == 3 ? Status(StatusCode::kInternal, "third call")
+                              : Status::ok();
+        },
+        10);
+    EXPECT_EQ(failing.status().code(), StatusCode::kInternal);
+    EXPECT_EQ(calls, 3);
+    EXPECT_EQ(rt().timeBatch(
+                      d, [] { return Status::ok(); }, 0)
+                  .status()
+                  .code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(rt().timeBatch(d, nullptr, 2).status().code(),
+              StatusCode::kInvalidArgument);
+  }
+}
+
 // The code fingerprint is what lets the autotuner time identical code once:
 // num_warps does not change the CPU code, the block size does.
 TEST(RuntimeApi, CodeFingerprintTellsIdenticalCodeApart) {

@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -170,6 +171,22 @@ public:
                                const LaunchOptions &opts = {},
                                bool flushCaches = true);
 
+  /// Launches `launches` times back to back on the same arguments and
+  /// returns the mean time of one launch, in milliseconds (the elapsed time
+  /// of the batch / `launches`). The arguments are checked once. On `cuda`
+  /// the launches are queued on the default stream with no host
+  /// synchronisation between them, between two CUDA events: the buffer the
+  /// size of the L2 cache is rewritten first when `flushCaches` (so the
+  /// first launch starts cold; the others find what the one before left in
+  /// L2), and host tensors are copied in before the batch and out after it,
+  /// outside the events. On `cpu` and `sim` the steady-clock time of the
+  /// `launches` grids, one after the other (no cache flush). A kernel that
+  /// accumulates into an output (y += a * x) accumulates `launches` times.
+  /// INVALID_ARGUMENT when `launches` < 1.
+  StatusOr<double> launchTimedBatch(const std::vector<Arg> &args,
+                                    const LaunchOptions &opts, int launches,
+                                    bool flushCaches = true);
+
   /// Only the launch-time checks; returns the grid that would run.
   StatusOr<std::array<int64_t, 3>> check(const std::vector<Arg> &args,
                                          const LaunchOptions &opts = {}) const;
@@ -308,6 +325,22 @@ public:
   /// `cpu` and `sim`). UNAVAILABLE when the device is; RESOURCE_EXHAUSTED
   /// when the memory is not there.
   StatusOr<DeviceBuffer> allocate(DeviceKind device, size_t bytes);
+
+  /// Times `launches` calls of `enqueue` back to back as
+  /// Kernel::launchTimedBatch times launches, and returns the mean time of
+  /// one call in milliseconds. On `cuda`, `enqueue` must queue device work
+  /// on the legacy default stream of device 0's primary context without
+  /// waiting for it (a library call such as a cuBLAS GEMM, whose handle uses
+  /// that stream); the calls are made between two CUDA events on that
+  /// stream, after the L2 flush when `flushCaches`, and the time is the
+  /// events' elapsed time / `launches`. On `cpu` and `sim` it is the
+  /// steady-clock time of the calls / `launches`. An error from `enqueue`
+  /// stops the batch and is returned. INVALID_ARGUMENT when `launches` < 1;
+  /// the device's status (UNAVAILABLE without a GPU) when it cannot be
+  /// used, before `enqueue` is called.
+  StatusOr<double> timeBatch(DeviceKind device,
+                             const std::function<Status()> &enqueue,
+                             int launches, bool flushCaches = true);
 
   CompileCacheStats cacheStats() const;
   unsigned numThreads() const;

@@ -58,7 +58,9 @@ struct CaseResult {
   std::map<std::string, std::string>
       params; ///< "M":"4096", "pattern":"strided_2"
   std::map<std::string, std::string> config; ///< chosen tuning config
-  std::string configSource; ///< cache | tuned | default | nearest
+  /// cache | tuned | default | nearest | space (a point of the autotune
+  /// space, `--configs all`)
+  std::string configSource;
   /// Validation failed (or compile/launch failed): passed = false, `failure`
   /// says why, and no speed field (samples, stats, stopReason, tflops, gbs,
   /// rooflineEfficiency, baseline speedup) may be set.
@@ -72,6 +74,9 @@ struct CaseResult {
   std::vector<double> samples; ///< ms, in the order taken
   SampleStats stats;
   std::string stopReason;
+  /// Launches timed together in each sample (back to back between two CUDA
+  /// events on cuda); each sample is their time / this count.
+  int64_t launchesPerSample = 1;
   Work work;
   double tflops = 0, gbs = 0;
   std::optional<double> rooflineEfficiency; ///< 0..1
@@ -81,7 +86,8 @@ struct CaseResult {
     std::string name; ///< e.g. "cuBLAS", "OpenBLAS"
     SampleStats stats;
     std::vector<double> samples;
-    double speedup = 0; ///< baseline median / tessera median
+    double speedup = 0;            ///< baseline median / tessera median
+    int64_t launchesPerSample = 1; ///< as CaseResult::launchesPerSample
     bool operator==(const Baseline &) const = default;
   };
   std::optional<Baseline> baseline;
