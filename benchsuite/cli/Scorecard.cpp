@@ -563,6 +563,53 @@ std::string renderText(const RunResult &run, bool markdown) {
   return out;
 }
 
+/// One markdown row per case: the headline figures as "Tessera / baseline".
+std::string renderSummary(const RunResult &run) {
+  std::string out =
+      "| kernel | arch | regs | spill B | occupancy | instrs | "
+      "loop instrs | BAR/iter | widest LDG/STG | instr/B | "
+      "instr/MMA |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const CaseResult &c : run.cases) {
+    if (!c.passed) {
+      out += "| " + c.name + " | " + c.device + " | FAILED |||||||||\n";
+      continue;
+    }
+    const CodeShape &k = *c.code;
+    bool base = !k.baseline.empty();
+    auto pair = [&](const char *key, const char *fmt, bool loopOnly = false,
+                    double scale = 1) {
+      auto one = [&](const std::map<std::string, double> &m) {
+        if ((loopOnly && !m.count("loop.instructions")) ||
+            (!loopOnly && std::string(key).rfind("instrPer", 0) == 0 &&
+             !m.count(key)))
+          return std::string("-");
+        return formatString(fmt, get(m, key) * scale);
+      };
+      return one(k.metrics) + (base ? " / " + one(k.baseline) : "");
+    };
+    auto widest = [&](const std::map<std::string, double> &m) {
+      return formatString("%.0f/%.0f", get(m, "global.load.maxWidth"),
+                          get(m, "global.store.maxWidth"));
+    };
+    out += "| " + c.name + " | " + c.device + " | " +
+           pair("registers", "%.0f") + " | " + pair("spillBytes", "%.0f") +
+           " | " + pair("occupancy", "%.0f%%", false, 100) + " | " +
+           pair("instructions", "%.0f") + " | " +
+           pair("loop.instructions", "%.0f", true) + " | " +
+           pair("barriersPerIteration", "%.0f", true) + " | " +
+           widest(k.metrics) + (base ? " / " + widest(k.baseline) : "") +
+           " | " + pair("instrPerGlobalByte", "%.2f") + " | " +
+           pair("instrPerMma", "%.1f") + " |\n";
+  }
+  std::string baseline;
+  for (const CaseResult &c : run.cases)
+    if (c.code && !c.code->baselineName.empty())
+      baseline = c.code->baselineName;
+  out += "\nEach cell: Tessera" + (baseline.empty() ? "" : " / " + baseline) +
+         "; `-`: no loop (or no such instruction).\n";
+  return out;
+}
+
 } // namespace
 
 void bench::addScorecardOptions(CLI::App &cmd, ScorecardOptions &o) {
@@ -582,8 +629,11 @@ void bench::addScorecardOptions(CLI::App &cmd, ScorecardOptions &o) {
   cmd.add_option("--triton-python", o.tritonPython,
                  "Python of the Triton environment (default: "
                  "$TESSERA_TRITON_PYTHON, else BUILD/venv-triton/bin/python)");
-  cmd.add_option("--format", o.format, "table, json or md")
-      ->check(CLI::IsMember({"table", "json", "md"}));
+  cmd.add_option("--format", o.format,
+                 "table, md (both: per case, side by side, with ratios and "
+                 "what is worse), summary (one markdown row per case) or "
+                 "json (the bench schema)")
+      ->check(CLI::IsMember({"table", "json", "md", "summary"}));
   cmd.add_option("--out", o.outs,
                  "Also write the results (.json in the bench schema, .md)");
 }
@@ -661,6 +711,8 @@ int bench::runScorecard(const ScorecardOptions &o) {
     std::fprintf(stderr, "\r\033[K");
   if (o.format == "json")
     std::fputs(toJson(run).c_str(), stdout);
+  else if (o.format == "summary")
+    std::fputs(renderSummary(run).c_str(), stdout);
   else
     std::fputs(renderText(run, o.format == "md").c_str(), stdout);
   for (const std::string &out : o.outs) {

@@ -28,7 +28,7 @@ struct ScorecardOptions {
   std::string assembler = "auto"; ///< auto, ptxas, nvjitlink
   std::string nvdisasm;           ///< empty: search
   std::string tritonPython;       ///< empty: $TESSERA_TRITON_PYTHON or venv
-  std::string format = "table";   ///< table, json, md
+  std::string format = "table";   ///< table, json, md, summary
   std::vector<std::string> outs;
 };
 
