@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <limits>
 
 namespace tessera::sim {
@@ -238,6 +239,36 @@ void BlockCounters::finish() {
   ++into_.blocks;
   into_.barriers += barriers_;
   into_.maxBarriersPerBlock = std::max(into_.maxBarriersPerBlock, barriers_);
+}
+
+std::pair<std::string, std::string> splitSite(const std::string &site) {
+  size_t at = site.find(" at ");
+  if (at == std::string::npos)
+    return {site, ""};
+  std::string op = site.substr(0, at), rest = site.substr(at + 4);
+  // The first quoted file name followed by :line:col.
+  for (size_t open = rest.find('"'); open != std::string::npos;
+       open = rest.find('"', open + 1)) {
+    size_t close = rest.find('"', open + 1);
+    if (close == std::string::npos)
+      break;
+    size_t end = close + 1;
+    while (end < rest.size() &&
+           (rest[end] == ':' ||
+            std::isdigit(static_cast<unsigned char>(rest[end]))))
+      ++end;
+    if (end == close + 1) {
+      open = close;
+      continue;
+    }
+    std::string file = rest.substr(open + 1, close - open - 1);
+    if (size_t slash = file.rfind('/'); slash != std::string::npos)
+      file = file.substr(slash + 1);
+    return {op, file + rest.substr(close + 1, end - close - 1)};
+  }
+  if (rest.rfind("loc(", 0) == 0 && rest.back() == ')')
+    rest = rest.substr(4, rest.size() - 5);
+  return {op, rest};
 }
 
 } // namespace tessera::sim

@@ -25,6 +25,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::sim {
@@ -158,6 +160,12 @@ private:
   std::vector<std::vector<uint32_t>> memoryExecutions_, branchExecutions_;
   int64_t barriers_ = 0;
 };
+
+/// A site description as tessera-gpu-to-host writes it ("vector.load at
+/// loc(\"dir/softmax.tile\":52:10)") split into the op ("vector.load") and
+/// a short location: the first file:line:col in it with the file's
+/// directory dropped ("softmax.tile:52:10"), else what follows " at ".
+std::pair<std::string, std::string> splitSite(const std::string &site);
 
 } // namespace tessera::sim
 

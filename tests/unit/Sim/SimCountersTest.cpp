@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -223,6 +224,17 @@ TEST(SimCounters, LaunchCountsMerge) {
   EXPECT_EQ(a.branches[0].instances, 1);
 }
 
+TEST(SimCounters, SiteDescriptionsSplitIntoOpAndShortLocation) {
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(splitSite("vector.load at loc(\"/k/softmax.tile\":52:10)"),
+            P("vector.load", "softmax.tile:52:10"));
+  EXPECT_EQ(
+      splitSite("memref.store at loc(fused[\"a.tile\":3:4, \"a.tile\":5:6])"),
+      P("memref.store", "a.tile:3:4"));
+  EXPECT_EQ(splitSite("scf.if at loc(unknown)"), P("scf.if", "unknown"));
+  EXPECT_EQ(splitSite("gpu.barrier"), P("gpu.barrier", ""));
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels compiled with counters
 //===----------------------------------------------------------------------===//
@@ -299,8 +311,14 @@ Counted runCounted(const std::string &module, int64_t arenaBytes,
   }
   r.sites = (*exe)->accessSites();
   std::vector<unsigned char> arena(size_t(arenaBytes), 0xff);
+  // `out` on a sector boundary, as a GPU allocation would be.
+  struct alignas(128) Line {
+    float v[32];
+  };
+  std::vector<Line> aligned((out.size() + 31) / 32);
+  float *o = aligned.data()->v;
+  std::copy(out.begin(), out.end(), o);
   int64_t outPtr, arenaPtr;
-  float *o = out.data();
   unsigned char *a = arena.data();
   std::memcpy(&outPtr, &o, sizeof(o));
   std::memcpy(&arenaPtr, &a, sizeof(a));
@@ -320,6 +338,7 @@ Counted runCounted(const std::string &module, int64_t arenaBytes,
     l.counts = &r.counts;
     r.status = sim::runBlock(l);
   }
+  std::copy(o, o + out.size(), out.begin());
   return r;
 }
 
