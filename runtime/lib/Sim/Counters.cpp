@@ -48,26 +48,38 @@ SharedCost sharedCost(const LaneAccess *lanes, size_t count, int64_t width) {
   const int64_t phaseBytes = kBanks * kBankBytes;
   const int64_t lanesPerPhase = std::clamp<int64_t>(
       phaseBytes / std::max<int64_t>(width, kBankBytes), 1, kWarpLanes);
-  std::vector<int64_t> words;
+  // The distinct words of each bank in the phase (a phase accesses at
+  // most 128 bytes plus the misaligned ends: 64 words per bank is ample;
+  // more distinct words in one bank than that still count, unrecorded).
+  constexpr int kPerBank = 64;
+  std::array<std::array<int64_t, kPerBank>, kBanks> seen;
+  std::array<int, kBanks> inBank;
   for (int64_t phase = 0; phase * lanesPerPhase < kWarpLanes; ++phase) {
-    words.clear();
+    inBank.fill(0);
+    int64_t distinct = 0, most = 0;
     for (size_t i = 0; i < count; ++i) {
       if (lanes[i].lane / lanesPerPhase != phase)
         continue;
       int64_t a = lanes[i].address;
-      for (int64_t w = a / kBankBytes; w <= (a + width - 1) / kBankBytes; ++w)
-        words.push_back(w);
+      for (int64_t w = a / kBankBytes; w <= (a + width - 1) / kBankBytes; ++w) {
+        size_t b = size_t(w % kBanks);
+        int n = inBank[b];
+        bool found = false;
+        for (int k = 0; k < std::min(n, kPerBank) && !found; ++k)
+          found = seen[b][size_t(k)] == w;
+        if (found)
+          continue;
+        if (n < kPerBank)
+          seen[b][size_t(n)] = w;
+        inBank[b] = n + 1;
+        ++distinct;
+        most = std::max<int64_t>(most, n + 1);
+      }
     }
-    if (words.empty())
+    if (!distinct)
       continue;
-    std::sort(words.begin(), words.end());
-    words.erase(std::unique(words.begin(), words.end()), words.end());
-    std::array<int64_t, kBanks> perBank{};
-    int64_t most = 0;
-    for (int64_t w : words)
-      most = std::max(most, ++perBank[size_t(w % kBanks)]);
     c.wavefronts += most;
-    c.idealWavefronts += (int64_t(words.size()) + kBanks - 1) / kBanks;
+    c.idealWavefronts += (distinct + kBanks - 1) / kBanks;
   }
   return c;
 }
@@ -103,22 +115,26 @@ BlockCounters::BlockCounters(int64_t blockSize, size_t numSites,
                              LaunchCounts &into)
     : blockSize_(std::max<int64_t>(blockSize, 1)),
       numWarps_((blockSize_ + kWarpLanes - 1) / kWarpLanes), into_(into),
-      memoryStreamOf_(numSites * 6, 0), branchStreamOf_(numSites, 0),
-      memoryExecutions_(size_t(blockSize_)),
-      branchExecutions_(size_t(blockSize_)) {
+      memoryStreamOf_(numSites * 6, 0), branchStreamOf_(numSites, 0) {
   if (into_.accesses.size() < numSites * 6)
     into_.accesses.resize(numSites * 6);
   if (into_.branches.size() < numSites)
     into_.branches.resize(numSites);
 }
 
-int64_t
-BlockCounters::nextExecution(std::vector<std::vector<uint32_t>> &executions,
-                             int64_t tid, size_t stream) {
-  std::vector<uint32_t> &mine = executions[size_t(tid)];
-  if (mine.size() <= stream)
-    mine.resize(stream + 1, 0);
-  return mine[stream]++;
+int64_t BlockCounters::Executions::next(int64_t tid, size_t stream,
+                                        int64_t threads) {
+  if (stream >= stride) {
+    // Room for more streams: copy every thread's counts to a wider row.
+    size_t wider = std::max<size_t>(8, 2 * (stream + 1));
+    std::vector<uint32_t> grown(size_t(threads) * wider, 0);
+    for (size_t t = 0; t < size_t(threads) && stride; ++t)
+      std::copy_n(count.begin() + ptrdiff_t(t * stride), stride,
+                  grown.begin() + ptrdiff_t(t * wider));
+    count = std::move(grown);
+    stride = wider;
+  }
+  return count[size_t(tid) * stride + stream]++;
 }
 
 void BlockCounters::access(int64_t tid, int64_t site, Space space,
@@ -138,23 +154,24 @@ void BlockCounters::access(int64_t tid, int64_t site, Space space,
   }
   MemoryStream &s = memory_[id - 1];
   s.width = std::max(s.width, bytes);
-  int64_t k = nextExecution(memoryExecutions_, tid, id - 1);
+  int64_t k = memoryExecutions_.next(tid, id - 1, blockSize_);
   int64_t lane = tid % kWarpLanes;
-  Queue<MemoryRequest> &q = s.warps[size_t(tid / kWarpLanes)];
+  MemoryQueue &q = s.warps[size_t(tid / kWarpLanes)];
   int64_t i = k - q.base;
   if (i < 0) {
     // A lane catching up with requests already scored (its warp diverged
     // across a synchronisation): a request of its own.
-    MemoryRequest r;
-    r.active = 1u << lane;
-    r.address[size_t(lane)] = address;
-    score(s, r);
+    LaneAccess one{int32_t(lane), address};
+    score(s, &one, 1);
     return;
   }
-  if (q.pending.size() <= size_t(i))
-    q.pending.resize(size_t(i) + 1);
-  q.pending[size_t(i)].active |= 1u << lane;
-  q.pending[size_t(i)].address[size_t(lane)] = address;
+  if (q.active.size() <= size_t(i))
+    q.active.resize(size_t(i) + 1, 0);
+  q.active[size_t(i)] |= 1u << lane;
+  std::vector<int64_t> &mine = q.address[size_t(lane)];
+  if (mine.size() <= size_t(i))
+    mine.resize(size_t(i) + 1);
+  mine[size_t(i)] = address;
 }
 
 void BlockCounters::branch(int64_t tid, int64_t site, bool taken) {
@@ -170,9 +187,9 @@ void BlockCounters::branch(int64_t tid, int64_t site, bool taken) {
     id = uint32_t(branches_.size());
   }
   BranchStream &s = branches_[id - 1];
-  int64_t k = nextExecution(branchExecutions_, tid, id - 1);
+  int64_t k = branchExecutions_.next(tid, id - 1, blockSize_);
   uint32_t bit = 1u << (tid % kWarpLanes);
-  Queue<BranchRequest> &q = s.warps[size_t(tid / kWarpLanes)];
+  BranchQueue &q = s.warps[size_t(tid / kWarpLanes)];
   int64_t i = k - q.base;
   if (i < 0) {
     score(s, BranchRequest{bit, taken ? bit : 0u});
@@ -185,24 +202,19 @@ void BlockCounters::branch(int64_t tid, int64_t site, bool taken) {
     q.pending[size_t(i)].taken |= bit;
 }
 
-void BlockCounters::score(const MemoryStream &s, const MemoryRequest &r) {
-  std::array<LaneAccess, kWarpLanes> lanes;
-  size_t n = 0;
-  for (uint32_t m = r.active; m; m &= m - 1) {
-    int lane = std::countr_zero(m);
-    lanes[n++] = {lane, r.address[size_t(lane)]};
-  }
+void BlockCounters::score(const MemoryStream &s, const LaneAccess *lanes,
+                          size_t count) {
   AccessCounts &c = into_.accesses[s.slot];
   c.width = std::max(c.width, s.width);
   ++c.requests;
-  c.lanes += int64_t(n);
+  c.lanes += int64_t(count);
   if (s.space == Space::Global) {
-    GlobalCost g = globalCost(lanes.data(), n, s.width);
+    GlobalCost g = globalCost(lanes, count, s.width);
     c.sectors += g.sectors;
     c.idealSectors += g.idealSectors;
     c.usefulBytes += g.usefulBytes;
   } else {
-    SharedCost w = sharedCost(lanes.data(), n, s.width);
+    SharedCost w = sharedCost(lanes, count, s.width);
     c.wavefronts += w.wavefronts;
     c.idealWavefronts += w.idealWavefronts;
   }
@@ -216,16 +228,25 @@ void BlockCounters::score(const BranchStream &s, const BranchRequest &r) {
 }
 
 void BlockCounters::flush() {
+  std::array<LaneAccess, kWarpLanes> lanes;
   for (MemoryStream &s : memory_)
-    for (Queue<MemoryRequest> &q : s.warps) {
-      for (const MemoryRequest &r : q.pending)
-        if (r.active)
-          score(s, r);
-      q.base += int64_t(q.pending.size());
-      q.pending.clear();
+    for (MemoryQueue &q : s.warps) {
+      for (size_t i = 0; i < q.active.size(); ++i) {
+        size_t n = 0;
+        for (uint32_t m = q.active[i]; m; m &= m - 1) {
+          int lane = std::countr_zero(m);
+          lanes[n++] = {lane, q.address[size_t(lane)][i]};
+        }
+        if (n)
+          score(s, lanes.data(), n);
+      }
+      q.base += int64_t(q.active.size());
+      q.active.clear();
+      for (std::vector<int64_t> &a : q.address)
+        a.clear();
     }
   for (BranchStream &s : branches_)
-    for (Queue<BranchRequest> &q : s.warps) {
+    for (BranchQueue &q : s.warps) {
       for (const BranchRequest &r : q.pending)
         if (r.active)
           score(s, r);

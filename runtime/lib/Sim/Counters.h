@@ -118,35 +118,44 @@ public:
   void finish();
 
 private:
-  struct MemoryRequest {
-    uint32_t active = 0;
-    std::array<int64_t, kWarpLanes> address;
+  /// The requests of one (access slot, warp) not yet scored: request i
+  /// gathers the lanes' (base + i)-th executions; active[i] has a bit per
+  /// lane that made it, address[lane][i] the lane's address (lane-major:
+  /// a thread runs through its executions in order).
+  struct MemoryQueue {
+    int64_t base = 0;
+    std::vector<uint32_t> active;
+    std::array<std::vector<int64_t>, kWarpLanes> address;
   };
   struct BranchRequest {
     uint32_t active = 0, taken = 0;
   };
-  /// The requests of one (access or branch slot, warp) not yet scored:
-  /// pending[i] gathers the lanes' (base + i)-th executions.
-  template <typename Request> struct Queue {
+  struct BranchQueue {
     int64_t base = 0;
-    std::vector<Request> pending;
+    std::vector<BranchRequest> pending;
   };
   /// A slot seen in this block: its queues (one per warp).
   struct MemoryStream {
     size_t slot = 0;
     Space space = Space::Global;
     int64_t width = 0;
-    std::vector<Queue<MemoryRequest>> warps;
+    std::vector<MemoryQueue> warps;
   };
   struct BranchStream {
     int64_t site = 0;
-    std::vector<Queue<BranchRequest>> warps;
+    std::vector<BranchQueue> warps;
   };
 
-  /// Thread `tid`'s next execution number of `stream` (0, 1, ...).
-  static int64_t nextExecution(std::vector<std::vector<uint32_t>> &executions,
-                               int64_t tid, size_t stream);
-  void score(const MemoryStream &s, const MemoryRequest &r);
+  /// Executions so far, per thread and stream: count[tid * stride +
+  /// stream] (the stride grows as streams appear).
+  struct Executions {
+    size_t stride = 0;
+    std::vector<uint32_t> count;
+    /// Thread `tid`'s next execution number of `stream` (0, 1, ...).
+    int64_t next(int64_t tid, size_t stream, int64_t threads);
+  };
+  /// Scores the request of `count` lanes.
+  void score(const MemoryStream &s, const LaneAccess *lanes, size_t count);
   void score(const BranchStream &s, const BranchRequest &r);
 
   int64_t blockSize_, numWarps_;
@@ -156,8 +165,7 @@ private:
   std::vector<uint32_t> memoryStreamOf_, branchStreamOf_;
   std::vector<MemoryStream> memory_;
   std::vector<BranchStream> branches_;
-  /// Per thread, per stream: executions so far.
-  std::vector<std::vector<uint32_t>> memoryExecutions_, branchExecutions_;
+  Executions memoryExecutions_, branchExecutions_;
   int64_t barriers_ = 0;
 };
 
