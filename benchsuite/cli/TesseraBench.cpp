@@ -7,6 +7,7 @@
 //                     [--tune off|cached|on] [--baseline auto|none|...]
 //                     [--gpu-arch auto|none|sm_XX]
 //                     [--format table|json|csv|md] [--out FILE]
+//                     [--counters] (sim only)
 //   tessera-bench compare BASE.json NEW.json [--threshold 5%]
 //       (exit 1: a case regressed; 2: a file could not be read)
 //   tessera-bench report RESULTS.json... --out DIR [--python PATH]
@@ -129,7 +130,7 @@ int main(int argc, char **argv) {
                               baseline = "auto", gpuArch = "auto";
   std::vector<std::string> outs;
   double maxSeconds = 1.0;
-  bool noFlush = false;
+  bool noFlush = false, counters = false;
   run->add_option("--suite", suites, "Suites (comma list; default all)");
   run->add_option("--device", device,
                   "cpu, cuda or sim (default: cuda if available, else cpu)");
@@ -160,6 +161,11 @@ int main(int argc, char **argv) {
                   "Sampling time cap per case and implementation");
   run->add_flag("--no-flush", noFlush,
                 "Do not flush the last-level cache between samples");
+  run->add_flag("--counters", counters,
+                "With --device sim: one more launch per case that counts "
+                "what a GPU would do (global sectors and coalescing, "
+                "shared-memory bank conflicts, barriers, divergent "
+                "branches); see docs/bench.md");
 
   CLI::App *cmp = app.add_subcommand(
       "compare", "Compare two result files (exit 1 on a regression, 2 on "
@@ -282,6 +288,12 @@ int main(int argc, char **argv) {
     return fail("unknown device '" + device + "'");
   if (Status s = rt.deviceStatus(ctx.device); !s.isOk())
     return fail(s.toString());
+  if (counters && ctx.device != DeviceKind::Sim)
+    return fail(std::string("--counters needs --device sim (the counters "
+                            "come from the simulator running every GPU "
+                            "thread); the device is ") +
+                deviceKindName(ctx.device));
+  ctx.counters = counters;
   ctx.sampler.maxSeconds = maxSeconds;
   ctx.flushCaches = !noFlush;
   ctx.baseline = baseline == "none"       ? BaselineChoice::None
