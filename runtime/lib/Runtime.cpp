@@ -400,19 +400,9 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
   auto runRange = [&](int64_t begin, int64_t end) {
     std::vector<unsigned char> arena(size_t(std::max<int64_t>(arenaBytes, 1)));
     std::vector<int64_t> blockSlots;
-    // This range's counts, added to the launch's at the end.
+    // This range's counts, added to the launch's at the end (a failed
+    // launch has none).
     sim::LaunchCounts rangeCounts;
-    struct MergeCounts {
-      sim::LaunchCounts &from, &into;
-      std::mutex &m;
-      bool on;
-      ~MergeCounts() {
-        if (!on)
-          return;
-        std::lock_guard<std::mutex> lock(m);
-        into.merge(from);
-      }
-    } merge{rangeCounts, counts, errMutex, counters};
     for (int64_t lin = begin; lin < end; ++lin) {
       {
         std::lock_guard<std::mutex> lock(errMutex);
@@ -453,6 +443,10 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
         }
         return;
       }
+    }
+    if (counters) {
+      std::lock_guard<std::mutex> lock(errMutex);
+      counts.merge(rangeCounts);
     }
   };
   ThreadPool &pool = rt->pool;
