@@ -28,6 +28,8 @@ constexpr const char *kBarrierFn = "tessera_sim_barrier";
 constexpr const char *kFaultFn = "tessera_sim_fault";
 constexpr const char *kShuffleFn = "tessera_sim_shuffle";
 constexpr const char *kAccessFn = "tessera_sim_access";
+/// The access hook of code compiled with counters: checks, then counts.
+constexpr const char *kCountedAccessFn = "tessera_sim_access_counted";
 constexpr const char *kLdMatrixFn = "tessera_sim_ldmatrix";
 constexpr const char *kMmaFn = "tessera_sim_mma";
 constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
@@ -430,7 +432,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       hooks = {
           declare(module, kFaultFn, b.getFunctionType({i64, i64, i64}, {})),
           declare(
-              module, kAccessFn,
+              module, counters ? kCountedAccessFn : kAccessFn,
               b.getFunctionType({i64, b.getIndexType(), i64, i64, i64}, {}))};
     // Site table shared by barriers and (with checks) memory accesses.
     SmallVector<Attribute> sites;

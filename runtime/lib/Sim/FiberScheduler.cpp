@@ -200,34 +200,11 @@ extern "C" void tessera_sim_fault(int64_t context, int64_t site,
           s.site(site));
 }
 
-namespace {
-/// Counts an access for the block's counters: shared when in the arena,
-/// not at all in the thread's own stack (local memory), global otherwise.
-void countAccess(Fiber *f, int64_t address, int64_t bytes, int64_t kind,
-                 int64_t site) {
-  const BlockLaunch &l = *f->sched->launch;
-  auto a = static_cast<uintptr_t>(address);
-  auto arena = reinterpret_cast<uintptr_t>(l.arena);
-  auto stack = reinterpret_cast<uintptr_t>(f->stack);
-  Space space = Space::Global;
-  if (l.arena && a >= arena && a < arena + uintptr_t(l.arenaBytes))
-    space = Space::Shared;
-  else if (a >= stack && a < stack + kStackBytes)
-    return;
-  AccessKind k = kind == 1   ? AccessKind::Store
-                 : kind == 2 ? AccessKind::Atomic
-                             : AccessKind::Load;
-  f->sched->counters->access(f->tid, site, space, k, address, bytes);
-}
-} // namespace
-
 extern "C" void tessera_sim_access(int64_t context, int64_t address,
                                    int64_t bytes, int64_t kind, int64_t site) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
   Scheduler &s = *f->sched;
   const BlockLaunch &l = *s.launch;
-  if (s.counters)
-    countAccess(f, address, bytes, kind, site);
   if (s.failed || kind == 2 || !l.arena)
     return;
   int64_t base = static_cast<int64_t>(reinterpret_cast<uintptr_t>(l.arena));
@@ -268,6 +245,31 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
         sh.manyReaders = true;
     }
   }
+}
+
+extern "C" void tessera_sim_access_counted(int64_t context, int64_t address,
+                                           int64_t bytes, int64_t kind,
+                                           int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  tessera_sim_access(context, address, bytes, kind, site);
+  BlockCounters *counters = f->sched->counters;
+  if (!counters)
+    return;
+  // Shared when in the arena, not counted at all in the thread's own stack
+  // (local memory), global otherwise.
+  const BlockLaunch &l = *f->sched->launch;
+  auto a = static_cast<uintptr_t>(address);
+  auto arena = reinterpret_cast<uintptr_t>(l.arena);
+  auto stack = reinterpret_cast<uintptr_t>(f->stack);
+  Space space = Space::Global;
+  if (l.arena && a >= arena && a < arena + uintptr_t(l.arenaBytes))
+    space = Space::Shared;
+  else if (a >= stack && a < stack + kStackBytes)
+    return;
+  AccessKind k = kind == 1   ? AccessKind::Store
+                 : kind == 2 ? AccessKind::Atomic
+                             : AccessKind::Load;
+  counters->access(f->tid, site, space, k, address, bytes);
 }
 
 extern "C" void tessera_sim_branch(int64_t context, int64_t site,
@@ -501,6 +503,8 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
        reinterpret_cast<void *>(&tessera_sim_cp_async_wait)},
       {"tessera_sim_fault", reinterpret_cast<void *>(&tessera_sim_fault)},
       {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)},
+      {"tessera_sim_access_counted",
+       reinterpret_cast<void *>(&tessera_sim_access_counted)},
       {"tessera_sim_branch", reinterpret_cast<void *>(&tessera_sim_branch)}};
 }
 

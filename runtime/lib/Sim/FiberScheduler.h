@@ -61,6 +61,11 @@ extern "C" void tessera_sim_fault(int64_t context, int64_t site,
 /// for races within a barrier epoch.
 extern "C" void tessera_sim_access(int64_t context, int64_t address,
                                    int64_t bytes, int64_t kind, int64_t site);
+/// The access hook of code compiled with counters: tessera_sim_access, then
+/// the access is counted when the block counts.
+extern "C" void tessera_sim_access_counted(int64_t context, int64_t address,
+                                           int64_t bytes, int64_t kind,
+                                           int64_t site);
 /// A conditional branch about to be taken (`taken` 1) or not (0), reported
 /// by code compiled with counters; counted when the block counts.
 extern "C" void tessera_sim_branch(int64_t context, int64_t site,

@@ -6,7 +6,8 @@
 // direction of each lane before it branches: an scf.if its condition, a
 // loop with non-constant bounds 1 per iteration and 0 after the loop. A
 // loop of constant trip count is not reported, nor are the branches the
-// instrumentation adds. Accesses are reported even without checks.
+// instrumentation adds. Accesses are reported, to the counting hook, even
+// without checks.
 // CHECK-LABEL: func.func @k_sim(
 // CHECK-SAME: %[[TID:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
 // CHECK-SAME: %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %[[CTX:[a-z0-9]+]]: i64)
@@ -20,7 +21,7 @@
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: %[[FOR:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: func.call @tessera_sim_branch(%[[CTX]], %[[FOR]], %[[ONE]])
-// CHECK: call @tessera_sim_access
+// CHECK: call @tessera_sim_access_counted(
 // CHECK: } else {
 // CHECK: call @tessera_sim_fault
 // CHECK: }
@@ -32,9 +33,12 @@
 // CHECK-NEXT: scf.for
 // CHECK-NOT: tessera_sim_branch
 // CHECK: return
+// CHECK-NOT: @tessera_sim_access(
+// CHECK: func.func private @tessera_sim_access_counted(i64, index, i64, i64, i64)
 // CHECK: func.func private @tessera_sim_branch(i64, i64, i64)
 
 // OFF-NOT: tessera_sim_branch
+// OFF-NOT: tessera_sim_access_counted
 module {
   gpu.module @k_module {
     gpu.func @k(%x: memref<?xf32>, %n: index) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {

@@ -265,8 +265,10 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
     name and source location) that the reports quote.
 
     With `counters` (off by default) the simulator's counters get what they
-    need: every access is reported as with `checks` (whatever `checks`
-    says), and every conditional branch of the kernel calls
+    need: every access is instrumented as with `checks` (whatever `checks`
+    says) but reported to `@tessera_sim_access_counted`, which counts it
+    and checks it as `@tessera_sim_access` does (code without counters
+    pays nothing for them), and every conditional branch of the kernel calls
     `@tessera_sim_branch(%ctx, %site, %taken)` before it branches: an
     `scf.if` or `cf.cond_br` with its condition, an `scf.while` with the
     condition it continues on, an `scf.for` whose bounds are not all
