@@ -293,6 +293,53 @@ void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
   r.resourcesArch = ctx.gpuArch;
 }
 
+/// One launch of `kernel` with the sim counters; its figures go to
+/// `r.counters`.
+Status countCase(Kernel &kernel, const std::vector<Arg> &args, CaseResult &r) {
+  LaunchOptions counting;
+  counting.counters = true;
+  // The time of the grid alone (the counting variant is compiled first).
+  TESSERA_ASSIGN_OR_RETURN(double ms,
+                           kernel.launchTimed(args, counting, false));
+  TESSERA_ASSIGN_OR_RETURN(SimCounters c, kernel.lastCounters());
+  CaseCounters k;
+  k.launchMs = ms;
+  k.globalRequests = c.globalRequests;
+  k.globalSectors = c.globalSectors;
+  k.globalIdealSectors = c.globalIdealSectors;
+  k.globalBytesMoved = c.globalBytesMoved;
+  k.globalUsefulBytes = c.globalUsefulBytes;
+  k.coalescingEfficiency = c.coalescingEfficiency;
+  k.sharedRequests = c.sharedRequests;
+  k.sharedWavefronts = c.sharedWavefronts;
+  k.sharedIdealWavefronts = c.sharedIdealWavefronts;
+  k.barriersPerBlock = c.barriersPerBlock;
+  k.maxBarriersPerBlock = c.maxBarriersPerBlock;
+  k.divergentBranches = c.divergentBranches;
+  k.warpBranchInstances = c.warpBranchInstances;
+  for (const SimAccessCounters &a : c.accesses) {
+    CaseCounters::Site s;
+    s.space = a.space == SimAccessCounters::Space::Shared ? "shared" : "global";
+    s.kind = a.kind == SimAccessCounters::Kind::Store    ? "store"
+             : a.kind == SimAccessCounters::Kind::Atomic ? "atomic"
+                                                         : "load";
+    s.op = a.op;
+    s.location = a.location;
+    s.widthBytes = a.widthBytes;
+    s.requests = a.requests;
+    s.sectors = a.sectors;
+    s.idealSectors = a.idealSectors;
+    s.usefulBytes = a.usefulBytes;
+    s.wavefronts = a.wavefronts;
+    s.idealWavefronts = a.idealWavefronts;
+    k.sites.push_back(std::move(s));
+  }
+  for (const SimBranchCounters &b : c.branches)
+    k.branches.push_back({b.op, b.location, b.instances, b.divergent});
+  r.counters = std::move(k);
+  return Status::ok();
+}
+
 } // namespace
 
 int bench::launchesFor(double oneLaunchMs) {
@@ -564,6 +611,11 @@ void bench::runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan,
                   static_cast<long long>(bad), want.size(), tol.atol, tol.rtol,
                   r.maxAbsError);
     return fail(msg);
+  }
+  if (ctx.counters) {
+    plan.reset();
+    if (Status s = countCase(**kernel, plan.args, r); !s.isOk())
+      return fail("counting launch failed: " + firstLine(s.toString()));
   }
 
   auto flush = [&] {

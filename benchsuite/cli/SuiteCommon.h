@@ -17,6 +17,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,11 +25,30 @@
 
 namespace tessera::bench {
 
+/// Allocates at 256-byte boundaries, as cudaMalloc does: host tensors on
+/// `sim` then start where device allocations would, which its counters of
+/// 32-byte sectors depend on.
+template <typename T> struct DeviceAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{256};
+  DeviceAlignedAllocator() = default;
+  template <typename U>
+  DeviceAlignedAllocator(const DeviceAlignedAllocator<U> &) {}
+  T *allocate(size_t n) {
+    return static_cast<T *>(::operator new(n * sizeof(T), kAlign));
+  }
+  void deallocate(T *p, size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const DeviceAlignedAllocator<U> &) const {
+    return true;
+  }
+};
+
 /// A host buffer of `numel` elements of `dtype`.
 struct HostArray {
   DType dtype = DType::F32;
   int64_t numel = 0;
-  std::vector<uint8_t> bytes;
+  std::vector<uint8_t, DeviceAlignedAllocator<uint8_t>> bytes;
 
   static std::shared_ptr<HostArray> make(DType dtype, int64_t numel);
   void *data() { return bytes.data(); }

@@ -74,6 +74,9 @@ struct RunContext {
   std::string cacheDir;
   SamplerOptions sampler;
   bool flushCaches = true;
+  /// `--counters` (sim only): one more launch of each validated case with
+  /// LaunchOptions::counters, its figures in CaseResult::counters.
+  bool counters = false;
   BaselineChoice baseline = BaselineChoice::Auto;
   /// GPU architecture whose PTX/cubin compile times and resources are
   /// reported for every case ("" = none).

@@ -8,6 +8,7 @@
 //                     [--tune off|cached|on] [--baseline auto|none|...]
 //                     [--gpu-arch auto|none|sm_XX]
 //                     [--format table|json|csv|md] [--out FILE]
+//                     [--counters] (sim only)
 //   tessera-bench sass [--kernel K]... [--arch sm_80 --arch sm_90a]
 //                      [--baseline auto|triton|none] [--format table|json|md]
 //   tessera-bench compare BASE.json NEW.json [--threshold 5%]
@@ -133,7 +134,7 @@ int main(int argc, char **argv) {
                               baseline = "auto", gpuArch = "auto";
   std::vector<std::string> outs;
   double maxSeconds = 1.0;
-  bool noFlush = false;
+  bool noFlush = false, counters = false;
   run->add_option("--suite", suites, "Suites (comma list; default all)");
   run->add_option("--device", device,
                   "cpu, cuda or sim (default: cuda if available, else cpu)");
@@ -174,6 +175,11 @@ int main(int argc, char **argv) {
                   "Sampling time cap per case and implementation");
   run->add_flag("--no-flush", noFlush,
                 "Do not flush the last-level cache between samples");
+  run->add_flag("--counters", counters,
+                "With --device sim: one more launch per case that counts "
+                "what a GPU would do (global sectors and coalescing, "
+                "shared-memory bank conflicts, barriers, divergent "
+                "branches); see docs/bench.md");
 
   CLI::App *sass = app.add_subcommand(
       "sass", "Code scorecard: registers, shared memory, occupancy and the "
@@ -307,6 +313,12 @@ int main(int argc, char **argv) {
     return fail("unknown device '" + device + "'");
   if (Status s = rt.deviceStatus(ctx.device); !s.isOk())
     return fail(s.toString());
+  if (counters && ctx.device != DeviceKind::Sim)
+    return fail(std::string("--counters needs --device sim (the counters "
+                            "come from the simulator running every GPU "
+                            "thread); the device is ") +
+                deviceKindName(ctx.device));
+  ctx.counters = counters;
   ctx.sampler.maxSeconds = maxSeconds;
   ctx.flushCaches = !noFlush;
   ctx.baseline = baseline == "none"       ? BaselineChoice::None

@@ -219,8 +219,8 @@ void BM_GpuCompile(benchmark::State &state, GpuCompileCase c) {
   for (auto _ : state) {
     auto m = driver::SourceModule::parse(c.family, text);
     driver::StageTimes t;
-    auto out = driver::emit(**m, c.kernel, spec, driver::EmitKind::Cubin, &t,
-                            opts);
+    auto out =
+        driver::emit(**m, c.kernel, spec, driver::EmitKind::Cubin, &t, opts);
     if (!out.ok()) {
       state.SkipWithError(out.status().toString().c_str());
       return;
@@ -239,7 +239,9 @@ void BM_GpuCompile(benchmark::State &state, GpuCompileCase c) {
 
 /// A 256^3 f32 GEMM on the sim device (64x64x32 blocks, 4 warps, 16
 /// blocks of 128 fibers): wall time of the whole launch.
-void BM_SimGemm256(benchmark::State &state) {
+/// A 256^3 f32 GEMM on the sim device, with or without the counters
+/// (LaunchOptions::counters); the median launch time goes to `key`.
+void simGemm256(benchmark::State &state, bool counters, const char *key) {
   const int64_t n = 256;
   CompileOptions opts;
   opts.constants = {{"BLOCK_M", ConstValue::integer(64)},
@@ -254,18 +256,29 @@ void BM_SimGemm256(benchmark::State &state) {
   std::vector<float> c(n * n);
   std::vector<Arg> args{view(a, {n, n}), view(b, {n, n}), view(c, {n, n}),
                         Arg(1.0), Arg(0.0)};
+  LaunchOptions lo;
+  lo.counters = counters;
   for (auto _ : state) {
-    Status s = (*k)->launch(args);
+    Status s = (*k)->launch(args, lo);
     if (!s.isOk()) {
       state.SkipWithError(s.toString().c_str());
       return;
     }
   }
-  double sec = medianSeconds(3, [&] { (void)(*k)->launch(args); });
+  double sec = medianSeconds(3, [&] { (void)(*k)->launch(args, lo); });
   state.counters["launch_ms"] = sec * 1e3;
-  results()["sim/gemm256"] = sec;
+  results()[key] = sec;
+}
+
+void BM_SimGemm256(benchmark::State &state) {
+  simGemm256(state, false, "sim/gemm256");
 }
 BENCHMARK(BM_SimGemm256)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+void BM_SimGemm256Counters(benchmark::State &state) {
+  simGemm256(state, true, "sim/gemm256-counters");
+}
+BENCHMARK(BM_SimGemm256Counters)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 //===----------------------------------------------------------------------===//
 // Throughput
@@ -438,8 +451,8 @@ void printSummary() {
   std::printf("%-44s %12.3f %%\n", "layernorm 4096x1024, tessera / C++ loop",
               100 * get("layernorm/loop") / get("layernorm/tessera"));
   std::printf("\n== GPU path (no GPU here: compile latency and sim speed)\n");
-  row("source -> PTX, gemm 64x64x32 sm_90a (median)",
-      get("gpu_ptx/gemm") * 1e3, "ms", 200, true);
+  row("source -> PTX, gemm 64x64x32 sm_90a (median)", get("gpu_ptx/gemm") * 1e3,
+      "ms", 200, true);
   std::printf("%-44s %12.3f ms\n", "PTX -> cubin, gemm 64x64x32 sm_90a",
               get("gpu_cubin/gemm") * 1e3);
   std::printf("%-44s %12.3f ms\n", "source -> PTX, attention 64x32 d64",
@@ -448,6 +461,8 @@ void printSummary() {
               get("gpu_cubin/attention") * 1e3);
   std::printf("%-44s %12.3f ms\n", "sim: gemm 256^3 launch (64x64 blocks)",
               get("sim/gemm256") * 1e3);
+  std::printf("%-44s %12.3f ms\n", "sim: the same launch with counters",
+              get("sim/gemm256-counters") * 1e3);
   std::printf("\nCold compile per kernel (ms, median):\n");
   for (auto &[k, v] : r)
     if (k.rfind("compile/", 0) == 0)
@@ -464,12 +479,14 @@ int main(int argc, char **argv) {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(7);
   for (const GpuCompileCase &c :
-       {GpuCompileCase{"gemm", "gemm",
+       {GpuCompileCase{"gemm",
+                       "gemm",
                        {{"BLOCK_M", ConstValue::integer(64)},
                         {"BLOCK_N", ConstValue::integer(64)},
                         {"BLOCK_K", ConstValue::integer(32)}},
                        "sm_90a"},
-        GpuCompileCase{"attention", "attention",
+        GpuCompileCase{"attention",
+                       "attention",
                        {{"BLOCK_M", ConstValue::integer(64)},
                         {"BLOCK_N", ConstValue::integer(32)},
                         {"HEAD_DIM", ConstValue::integer(64)}},

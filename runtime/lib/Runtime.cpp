@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 using namespace tessera;
@@ -222,11 +223,14 @@ struct Kernel::Impl {
 
   StatusOr<std::shared_ptr<driver::CpuExecutable>> variant(uint64_t unitMask,
                                                            uint64_t absentMask);
+  /// sim variants, without and with the counters' branch reports.
   std::map<std::pair<uint64_t, uint64_t>,
            std::shared_ptr<driver::SimExecutable>>
-      simVariants;
+      simVariants, simCountingVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
-  simVariant(uint64_t unitMask, uint64_t absentMask);
+  simVariant(uint64_t unitMask, uint64_t absentMask, bool counters = false);
+  /// What the last launch counted (LaunchOptions::counters), under `mutex`.
+  std::optional<SimCounters> lastCounters;
   std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<CudaExecutable>>
       cudaVariants;
   /// Set for a CUDA C++ kernel (Runtime::compileCuda): its loaded code and
@@ -240,7 +244,9 @@ struct Kernel::Impl {
   /// The first variant's code fingerprint.
   uint64_t fingerprint = 0;
   struct Checked;
-  Status launchSim(const std::vector<int64_t> &slots, const Checked &c);
+  /// With `counters`, the counts of the launch go to `lastCounters`.
+  Status launchSim(const std::vector<int64_t> &slots, const Checked &c,
+                   bool counters);
   /// Runs `launches` launches back to back, then synchronises; with `ms`,
   /// they are timed with CUDA events (after an L2 flush when `flush`) and
   /// `ms` receives the time of one.
@@ -298,13 +304,88 @@ StatusOr<std::shared_ptr<Exe>> cachedVariant(
 } // namespace
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
-Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask) {
+Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask,
+                         bool counters) {
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(simVariants, spec, *info, unitMask, absentMask,
-                       [&](const Specialization &s) {
-                         return driver::compileForSim(*module, name, s,
-                                                      sim::runtimeSymbols());
-                       });
+  return cachedVariant(
+      counters ? simCountingVariants : simVariants, spec, *info, unitMask,
+      absentMask, [&](const Specialization &s) {
+        return driver::compileForSim(*module, name, s, sim::runtimeSymbols(),
+                                     "sm_90a", counters);
+      });
+}
+
+namespace {
+/// The public form of a launch's counts; `sites` describes the site ids.
+SimCounters publicCounters(const sim::LaunchCounts &counts,
+                           const std::vector<std::string> &sites) {
+  SimCounters out;
+  for (size_t slot = 0; slot < counts.accesses.size(); ++slot) {
+    const sim::AccessCounts &a = counts.accesses[slot];
+    if (!a.requests)
+      continue;
+    size_t site = slot / 6;
+    SimAccessCounters row;
+    row.space = (slot / 3) % 2 ? SimAccessCounters::Space::Shared
+                               : SimAccessCounters::Space::Global;
+    row.kind = SimAccessCounters::Kind(slot % 3);
+    row.widthBytes = a.width;
+    row.requests = a.requests;
+    row.lanes = a.lanes;
+    row.sectors = a.sectors;
+    row.idealSectors = a.idealSectors;
+    row.usefulBytes = a.usefulBytes;
+    row.wavefronts = a.wavefronts;
+    row.idealWavefronts = a.idealWavefronts;
+    if (site < sites.size())
+      std::tie(row.op, row.location) = sim::splitSite(sites[site]);
+    if (row.space == SimAccessCounters::Space::Global) {
+      out.globalRequests += a.requests;
+      out.globalSectors += a.sectors;
+      out.globalIdealSectors += a.idealSectors;
+      out.globalUsefulBytes += a.usefulBytes;
+    } else {
+      out.sharedRequests += a.requests;
+      out.sharedWavefronts += a.wavefronts;
+      out.sharedIdealWavefronts += a.idealWavefronts;
+    }
+    out.accesses.push_back(std::move(row));
+  }
+  out.globalBytesMoved = out.globalSectors * sim::kSectorBytes;
+  if (out.globalSectors)
+    out.coalescingEfficiency =
+        double(out.globalIdealSectors) / double(out.globalSectors);
+  for (size_t site = 0; site < counts.branches.size(); ++site) {
+    const sim::BranchCounts &b = counts.branches[site];
+    if (!b.instances)
+      continue;
+    SimBranchCounters row;
+    if (site < sites.size())
+      std::tie(row.op, row.location) = sim::splitSite(sites[site]);
+    row.instances = b.instances;
+    row.divergent = b.divergent;
+    out.warpBranchInstances += b.instances;
+    out.divergentBranches += b.divergent;
+    out.branches.push_back(std::move(row));
+  }
+  out.blocks = counts.blocks;
+  out.barriers = counts.barriers;
+  out.maxBarriersPerBlock = counts.maxBarriersPerBlock;
+  if (counts.blocks)
+    out.barriersPerBlock = double(counts.barriers) / double(counts.blocks);
+  return out;
+}
+} // namespace
+
+std::string SimAccessCounters::description() const {
+  std::string s = space == Space::Shared ? "shared " : "global ";
+  s += kind == Kind::Store    ? "store "
+       : kind == Kind::Atomic ? "atomic "
+                              : "load ";
+  s += std::to_string(widthBytes) + "B";
+  if (!location.empty())
+    s += " at " + location;
+  return s;
 }
 
 Status Kernel::Impl::compileFirst(uint64_t unitMask) {
@@ -330,16 +411,21 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 }
 
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
-                               const Checked &c) {
-  TESSERA_ASSIGN_OR_RETURN(auto exe, simVariant(c.unitMask, c.absentMask));
+                               const Checked &c, bool counters) {
+  TESSERA_ASSIGN_OR_RETURN(auto exe,
+                           simVariant(c.unitMask, c.absentMask, counters));
   const int64_t arenaBytes = exe->sharedBytes();
   const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   std::mutex errMutex;
   Status firstError = Status::ok();
   bool failed = false;
+  sim::LaunchCounts counts; // under errMutex
   auto runRange = [&](int64_t begin, int64_t end) {
     std::vector<unsigned char> arena(size_t(std::max<int64_t>(arenaBytes, 1)));
     std::vector<int64_t> blockSlots;
+    // This range's counts, added to the launch's at the end (a failed
+    // launch has none).
+    sim::LaunchCounts rangeCounts;
     for (int64_t lin = begin; lin < end; ++lin) {
       {
         std::lock_guard<std::mutex> lock(errMutex);
@@ -369,6 +455,8 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
       launch.arena = arena.data();
       launch.arenaBytes = arenaBytes;
       launch.sites = &exe->accessSites();
+      if (counters)
+        launch.counts = &rangeCounts;
       Status s = sim::runBlock(launch);
       if (!s.isOk()) {
         std::lock_guard<std::mutex> lock(errMutex);
@@ -379,10 +467,19 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
         return;
       }
     }
+    if (counters) {
+      std::lock_guard<std::mutex> lock(errMutex);
+      counts.merge(rangeCounts);
+    }
   };
   ThreadPool &pool = rt->pool;
   int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 4));
   pool.parallelFor(total, grain, runRange);
+  if (firstError.isOk() && counters) {
+    SimCounters result = publicCounters(counts, exe->accessSites());
+    std::lock_guard<std::mutex> lock(mutex);
+    lastCounters = std::move(result);
+  }
   return firstError;
 }
 
@@ -760,13 +857,37 @@ StatusOr<double> Kernel::launchTimedBatch(const std::vector<Arg> &args,
   return ms;
 }
 
+StatusOr<SimCounters> Kernel::lastCounters() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (!impl_->lastCounters)
+    return failedPrecondition(
+        "kernel '%s': the last launch did not count (launch on the sim "
+        "device with LaunchOptions::counters)",
+        impl_->name.c_str());
+  return *impl_->lastCounters;
+}
+
 Status Kernel::Impl::launch(const std::vector<Arg> &args,
                             const LaunchOptions &opts, int launches, double *ms,
                             bool flush) {
+  if (opts.counters && device != DeviceKind::Sim)
+    return invalidArgument("kernel '%s': counters are counted by the sim "
+                           "device only; this kernel runs on %s",
+                           name.c_str(), deviceKindName(device));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    lastCounters.reset();
+  }
   TESSERA_ASSIGN_OR_RETURN(auto c, check(args, opts));
   int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
-  if (total == 0)
-    return Status::ok(); // An empty grid is a no-op.
+  if (total == 0) {
+    // An empty grid is a no-op (that counts nothing).
+    if (opts.counters) {
+      std::lock_guard<std::mutex> lock(mutex);
+      lastCounters = SimCounters{};
+    }
+    return Status::ok();
+  }
 
   if (device == DeviceKind::Cuda)
     return launchCuda(args, c, launches, ms, flush);
@@ -783,10 +904,11 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   };
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
-    TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask));
+    TESSERA_RETURN_IF_ERROR(
+        simVariant(c.unitMask, c.absentMask, opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
-      TESSERA_RETURN_IF_ERROR(launchSim(slots, c));
+      TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));
     return timed(Status::ok());
   }
   TESSERA_ASSIGN_OR_RETURN(auto exe, variant(c.unitMask, c.absentMask));

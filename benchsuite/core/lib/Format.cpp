@@ -144,6 +144,54 @@ std::string csvField(const std::string &s) {
 
 std::string num(double x) { return formatString("%.9g", x); }
 
+/// A byte count with one decimal in the largest binary unit below it.
+std::string fmtBytes(int64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? formatString("%lld B", static_cast<long long>(bytes))
+                : formatString("%.1f %s", v, units[u]);
+}
+
+/// The sim counters' columns (formatTable, formatMarkdown).
+const std::vector<std::string> kCounterColumns = {
+    "case",           "global req",
+    "coalesced",      "moved / useful",
+    "smem req",       "wavefronts/req (ideal)",
+    "barriers/block", "divergent / branches"};
+
+std::vector<std::string> counterCells(const CaseResult &c) {
+  const CaseCounters &k = *c.counters;
+  auto n = [](int64_t v) {
+    return formatString("%lld", static_cast<long long>(v));
+  };
+  bool global = k.globalRequests > 0, shared = k.sharedRequests > 0;
+  return {oneLine(c.name),
+          n(k.globalRequests),
+          global ? formatString("%.1f%%", k.coalescingEfficiency * 100) : "-",
+          global ? fmtBytes(k.globalBytesMoved) + " / " +
+                       fmtBytes(k.globalUsefulBytes)
+                 : "-",
+          n(k.sharedRequests),
+          shared ? formatString("%.2f (%.2f)", k.wavefrontsPerSharedRequest(),
+                                k.idealWavefrontsPerSharedRequest())
+                 : "-",
+          formatString("%.1f (max %lld)", k.barriersPerBlock,
+                       static_cast<long long>(k.maxBarriersPerBlock)),
+          n(k.divergentBranches) + " / " + n(k.warpBranchInstances)};
+}
+
+bool anyCounters(const RunResult &run) {
+  for (const CaseResult &c : run.cases)
+    if (c.counters)
+      return true;
+  return false;
+}
+
 std::string mdCell(const std::string &s) {
   std::string out;
   for (char c : oneLine(s)) {
@@ -197,7 +245,22 @@ std::string tessera::bench::formatTable(const RunResult &run, bool color) {
     row.push_back({c.compile.tuning > 0 ? fmtMs(c.compile.tuning) : "-"});
     rows.push_back(std::move(row));
   }
-  return renderTable(header, right, rows, color);
+  std::string out = renderTable(header, right, rows, color);
+  if (!anyCounters(run))
+    return out;
+  std::vector<std::vector<Cell>> counterRows;
+  for (const CaseResult &c : run.cases) {
+    if (!c.counters)
+      continue;
+    std::vector<Cell> row;
+    for (std::string &text : counterCells(c))
+      row.push_back({std::move(text)});
+    counterRows.push_back(std::move(row));
+  }
+  std::vector<bool> counterRight(kCounterColumns.size(), true);
+  counterRight[0] = false;
+  return out + "\nsim counters (one launch per case):\n" +
+         renderTable(kCounterColumns, counterRight, counterRows, color);
 }
 
 std::string tessera::bench::formatCsv(const RunResult &run) {
@@ -343,6 +406,23 @@ std::string tessera::bench::formatMarkdown(const RunResult &run) {
     else
       out += "- | - | ";
     out += (c.compile.total() > 0 ? fmtMs(c.compile.total()) : "-") + " |\n";
+  }
+  if (!anyCounters(run))
+    return out;
+  out += "\n## sim counters (one launch per case)\n\n|";
+  for (const std::string &col : kCounterColumns)
+    out += " " + col + " |";
+  out += "\n|---|";
+  for (size_t i = 1; i < kCounterColumns.size(); ++i)
+    out += "--:|";
+  out += "\n";
+  for (const CaseResult &c : run.cases) {
+    if (!c.counters)
+      continue;
+    out += "|";
+    for (const std::string &cell : counterCells(c))
+      out += " " + mdCell(cell) + " |";
+    out += "\n";
   }
   return out;
 }

@@ -91,6 +91,21 @@ Status validateCase(const CaseResult &c) {
     if (c.stats.count != static_cast<int64_t>(c.samples.size()))
       return bad("stats.count differs from the number of samples");
   }
+  if (c.counters) {
+    const CaseCounters &k = *c.counters;
+    if (!isFinite(k.launchMs) || !isFinite(k.coalescingEfficiency) ||
+        !isFinite(k.barriersPerBlock))
+      return bad("a counter is not finite");
+    bool negative = k.launchMs < 0 || k.globalRequests < 0 ||
+                    k.globalSectors < 0 || k.globalIdealSectors < 0 ||
+                    k.globalBytesMoved < 0 || k.globalUsefulBytes < 0 ||
+                    k.sharedRequests < 0 || k.sharedWavefronts < 0 ||
+                    k.sharedIdealWavefronts < 0 || k.barriersPerBlock < 0 ||
+                    k.maxBarriersPerBlock < 0 || k.divergentBranches < 0 ||
+                    k.warpBranchInstances < 0;
+    if (negative)
+      return bad("a counter is negative");
+  }
   if (c.baseline) {
     const CaseResult::Baseline &b = *c.baseline;
     if (!statsFinite(b.stats) || !allFinite(b.samples) || !isFinite(b.speedup))
@@ -138,6 +153,46 @@ Json numberMap(const std::map<std::string, double> &m) {
   Json j = Json::object();
   for (auto &[k, v] : m)
     j[k] = v;
+  return j;
+}
+
+Json countersToJson(const CaseCounters &k) {
+  Json j = Json::object();
+  j["launchMs"] = k.launchMs;
+  j["globalRequests"] = k.globalRequests;
+  j["globalSectors"] = k.globalSectors;
+  j["globalIdealSectors"] = k.globalIdealSectors;
+  j["globalBytesMoved"] = k.globalBytesMoved;
+  j["globalUsefulBytes"] = k.globalUsefulBytes;
+  j["coalescingEfficiency"] = k.coalescingEfficiency;
+  j["sharedRequests"] = k.sharedRequests;
+  j["sharedWavefronts"] = k.sharedWavefronts;
+  j["sharedIdealWavefronts"] = k.sharedIdealWavefronts;
+  j["barriersPerBlock"] = k.barriersPerBlock;
+  j["maxBarriersPerBlock"] = k.maxBarriersPerBlock;
+  j["divergentBranches"] = k.divergentBranches;
+  j["warpBranchInstances"] = k.warpBranchInstances;
+  Json sites = Json::array();
+  for (const CaseCounters::Site &s : k.sites)
+    sites.push_back(Json{{"space", s.space},
+                         {"kind", s.kind},
+                         {"widthBytes", s.widthBytes},
+                         {"op", s.op},
+                         {"location", s.location},
+                         {"requests", s.requests},
+                         {"sectors", s.sectors},
+                         {"idealSectors", s.idealSectors},
+                         {"usefulBytes", s.usefulBytes},
+                         {"wavefronts", s.wavefronts},
+                         {"idealWavefronts", s.idealWavefronts}});
+  j["sites"] = std::move(sites);
+  Json branches = Json::array();
+  for (const CaseCounters::Branch &b : k.branches)
+    branches.push_back(Json{{"op", b.op},
+                            {"location", b.location},
+                            {"instances", b.instances},
+                            {"divergent", b.divergent}});
+  j["branches"] = std::move(branches);
   return j;
 }
 
@@ -209,6 +264,8 @@ Json caseToJson(const CaseResult &c) {
       code["baselineNote"] = k.baselineNote;
     j["code"] = std::move(code);
   }
+  if (c.counters)
+    j["counters"] = countersToJson(*c.counters);
   return j;
 }
 } // namespace
@@ -387,6 +444,66 @@ private:
   Status &error_;
 };
 
+/// The objects of array `key` of `obj` (absent: none), each read by
+/// `read(object, path)`.
+template <typename Read>
+void readObjects(Reader &r, const Json &obj, const std::string &path,
+                 const char *key, Read read) {
+  const Json *v = r.member(obj, path, key, false);
+  if (!v)
+    return;
+  std::string p = Reader::join(path, key);
+  if (!v->is_array())
+    return r.fail(p, "expected an array of objects");
+  for (size_t i = 0; i < v->size() && !r.failed(); ++i) {
+    std::string ip = p + "[" + std::to_string(i) + "]";
+    if (!(*v)[i].is_object())
+      return r.fail(ip, "expected an object");
+    read((*v)[i], ip);
+  }
+}
+
+void readCounters(Reader &r, const Json &j, const std::string &p,
+                  CaseCounters &k) {
+  r.num(j, p, "launchMs", k.launchMs, false);
+  r.integer(j, p, "globalRequests", k.globalRequests, true);
+  r.integer(j, p, "globalSectors", k.globalSectors, true);
+  r.integer(j, p, "globalIdealSectors", k.globalIdealSectors, true);
+  r.integer(j, p, "globalBytesMoved", k.globalBytesMoved, true);
+  r.integer(j, p, "globalUsefulBytes", k.globalUsefulBytes, true);
+  r.num(j, p, "coalescingEfficiency", k.coalescingEfficiency, true);
+  r.integer(j, p, "sharedRequests", k.sharedRequests, true);
+  r.integer(j, p, "sharedWavefronts", k.sharedWavefronts, true);
+  r.integer(j, p, "sharedIdealWavefronts", k.sharedIdealWavefronts, true);
+  r.num(j, p, "barriersPerBlock", k.barriersPerBlock, true);
+  r.integer(j, p, "maxBarriersPerBlock", k.maxBarriersPerBlock, true);
+  r.integer(j, p, "divergentBranches", k.divergentBranches, true);
+  r.integer(j, p, "warpBranchInstances", k.warpBranchInstances, true);
+  readObjects(r, j, p, "sites", [&](const Json &o, const std::string &op) {
+    CaseCounters::Site s;
+    r.str(o, op, "space", s.space, true);
+    r.str(o, op, "kind", s.kind, true);
+    r.integer(o, op, "widthBytes", s.widthBytes, true);
+    r.str(o, op, "op", s.op, false);
+    r.str(o, op, "location", s.location, false);
+    r.integer(o, op, "requests", s.requests, true);
+    r.integer(o, op, "sectors", s.sectors, false);
+    r.integer(o, op, "idealSectors", s.idealSectors, false);
+    r.integer(o, op, "usefulBytes", s.usefulBytes, false);
+    r.integer(o, op, "wavefronts", s.wavefronts, false);
+    r.integer(o, op, "idealWavefronts", s.idealWavefronts, false);
+    k.sites.push_back(std::move(s));
+  });
+  readObjects(r, j, p, "branches", [&](const Json &o, const std::string &op) {
+    CaseCounters::Branch b;
+    r.str(o, op, "op", b.op, false);
+    r.str(o, op, "location", b.location, false);
+    r.integer(o, op, "instances", b.instances, true);
+    r.integer(o, op, "divergent", b.divergent, true);
+    k.branches.push_back(std::move(b));
+  });
+}
+
 void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
   if (!j.is_object())
     return r.fail(p, "expected an object");
@@ -476,6 +593,11 @@ void readCase(Reader &r, const Json &j, const std::string &p, CaseResult &c) {
     r.stringMap(*k, kp, "baselineConfig", code.baselineConfig, false);
     r.str(*k, kp, "baselineNote", code.baselineNote, false);
     c.code = std::move(code);
+  }
+  if (const Json *k = r.object(j, p, "counters", false)) {
+    CaseCounters counters;
+    readCounters(r, *k, Reader::join(p, "counters"), counters);
+    c.counters = std::move(counters);
   }
 }
 } // namespace

@@ -7,6 +7,7 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -27,11 +28,14 @@ constexpr const char *kBarrierFn = "tessera_sim_barrier";
 constexpr const char *kFaultFn = "tessera_sim_fault";
 constexpr const char *kShuffleFn = "tessera_sim_shuffle";
 constexpr const char *kAccessFn = "tessera_sim_access";
+/// The access hook of code compiled with counters: checks, then counts.
+constexpr const char *kCountedAccessFn = "tessera_sim_access_counted";
 constexpr const char *kLdMatrixFn = "tessera_sim_ldmatrix";
 constexpr const char *kMmaFn = "tessera_sim_mma";
 constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
 constexpr const char *kCpAsyncCommitFn = "tessera_sim_cp_async_commit";
 constexpr const char *kCpAsyncWaitFn = "tessera_sim_cp_async_wait";
+constexpr const char *kBranchFn = "tessera_sim_branch";
 
 func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
@@ -216,6 +220,62 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
   op->erase();
 }
 
+/// The conditional branches of a kernel body (before any instrumentation
+/// adds its own): scf.if, cf.cond_br, scf.while, and scf.for loops whose
+/// bounds are not all constants (a loop of a constant trip count takes the
+/// same path in every lane).
+SmallVector<Operation *> kernelBranches(Region &body) {
+  SmallVector<Operation *> out;
+  body.walk([&](Operation *op) {
+    if (isa<scf::IfOp, cf::CondBranchOp, scf::WhileOp>(op)) {
+      out.push_back(op);
+    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      bool constant = getConstantIntValue(loop.getLowerBound()) &&
+                      getConstantIntValue(loop.getUpperBound()) &&
+                      getConstantIntValue(loop.getStep());
+      if (!constant)
+        out.push_back(op);
+    }
+  });
+  return out;
+}
+
+/// Reports the branch `op` (site `site`) to the simulator's counters: the
+/// direction each lane takes, just before it takes it (see Passes.td).
+void reportBranch(func::FuncOp hook, Operation *op, Value simCtx,
+                  int64_t site) {
+  auto call = [&](OpBuilder &b, Location l, Value taken) {
+    Type i64 = b.getI64Type();
+    Value t = taken.getType().isInteger(1)
+                  ? arith::ExtUIOp::create(b, l, i64, taken).getResult()
+                  : taken;
+    func::CallOp::create(
+        b, l, hook,
+        ValueRange{simCtx, arith::ConstantIntOp::create(b, l, i64, site), t});
+  };
+  Location l = op->getLoc();
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    // Each iteration starts after an exit test that continued; the test
+    // that ends the loop follows the last iteration.
+    OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+    call(b, l, arith::ConstantIntOp::create(b, l, b.getI64Type(), 1));
+    b.setInsertionPointAfter(loop);
+    call(b, l, arith::ConstantIntOp::create(b, l, b.getI64Type(), 0));
+    return;
+  }
+  if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+    scf::ConditionOp cond = loop.getConditionOp();
+    OpBuilder b(cond);
+    call(b, l, cond.getCondition());
+    return;
+  }
+  OpBuilder b(op);
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    call(b, l, ifOp.getCondition());
+  else if (auto br = dyn_cast<cf::CondBranchOp>(op))
+    call(b, l, br.getCondition());
+}
+
 struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
   using GPUToHostPassBase::GPUToHostPassBase;
   void runOnOperation() override {
@@ -361,12 +421,18 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     func::FuncOp barrier = barrierDecl(module);
     OpBuilder entryBuilder = OpBuilder::atBlockBegin(&entry);
     Type i64 = b.getI64Type();
+    // The counters need every access reported, as the checkers do.
+    const bool report = checks || counters;
+    // The kernel's own branches, before the lowering below adds its own.
+    SmallVector<Operation *> branches;
+    if (counters)
+      branches = kernelBranches(body);
     CheckHooks hooks;
-    if (checks)
+    if (report)
       hooks = {
           declare(module, kFaultFn, b.getFunctionType({i64, i64, i64}, {})),
           declare(
-              module, kAccessFn,
+              module, counters ? kCountedAccessFn : kAccessFn,
               b.getFunctionType({i64, b.getIndexType(), i64, i64, i64}, {}))};
     // Site table shared by barriers and (with checks) memory accesses.
     SmallVector<Attribute> sites;
@@ -390,7 +456,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       int64_t bytes =
           extent * cast<MemRefType>(memref.getType()).getElementTypeBitWidth() /
           8;
-      if (checks)
+      if (report)
         return guardedAddress(hooks, ob, l, memref, indices, extent, bytes,
                               simCtx, site, kind);
       return arith::IndexCastOp::create(ob, l, ob.getI64Type(),
@@ -612,7 +678,13 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       c.erase();
     }
     k.erase();
-    if (!checks) {
+    if (counters) {
+      func::FuncOp hook =
+          declare(module, kBranchFn, b.getFunctionType({i64, i64, i64}, {}));
+      for (Operation *op : branches)
+        reportBranch(hook, op, simCtx, newSite(op));
+    }
+    if (!report) {
       f->setAttr("tile.sim_sites", b.getArrayAttr(sites));
       return success();
     }

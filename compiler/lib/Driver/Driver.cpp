@@ -464,7 +464,8 @@ namespace {
 StatusOr<std::unique_ptr<SimExecutable>>
 finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
           const std::string &kernel,
-          const std::vector<std::pair<std::string, void *>> &symbols) {
+          const std::vector<std::pair<std::string, void *>> &symbols,
+          bool counters) {
   bool found = false;
   unsigned attributions = 0;
   mod->walk([&](mlir::gpu::GPUFuncOp f) {
@@ -486,7 +487,7 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
                          kernel.c_str());
   impl->fingerprint = fingerprintOf(mod);
   auto t0 = std::chrono::steady_clock::now();
-  TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(mod, &impl->sites));
+  TESSERA_RETURN_IF_ERROR(gpu::lowerForSim(mod, &impl->sites, counters));
   impl->times.lowering += millisSince(t0);
   t0 = std::chrono::steady_clock::now();
   TESSERA_ASSIGN_OR_RETURN(
@@ -498,7 +499,7 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
 
 StatusOr<std::unique_ptr<SimExecutable>> driver::compileGpuIRForSim(
     const std::string &mlirText, const std::string &kernel,
-    const std::vector<std::pair<std::string, void *>> &symbols) {
+    const std::vector<std::pair<std::string, void *>> &symbols, bool counters) {
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   cpu::prepareContext(ctx);
   std::string messages;
@@ -512,14 +513,14 @@ StatusOr<std::unique_ptr<SimExecutable>> driver::compileGpuIRForSim(
     return invalidArgument("cannot parse the GPU module:\n%s",
                            messages.c_str());
   auto impl = std::make_unique<SimExecutable::Impl>();
-  return finishSim(std::move(impl), *mod, kernel, symbols);
+  return finishSim(std::move(impl), *mod, kernel, symbols, counters);
 }
 
 StatusOr<std::unique_ptr<SimExecutable>> driver::compileForSim(
     const SourceModule &module, const std::string &kernel,
     const Specialization &spec,
     const std::vector<std::pair<std::string, void *>> &symbols,
-    const std::string &archName) {
+    const std::string &archName, bool counters) {
   auto archOr = gpu::lookupArch(archName);
   if (!archOr.ok())
     return archOr.status();
@@ -534,5 +535,5 @@ StatusOr<std::unique_ptr<SimExecutable>> driver::compileForSim(
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(gpu::lowerToGPUDialect(*mod, *archOr));
   impl->times.lowering = millisSince(t0);
-  return finishSim(std::move(impl), *mod, kernel, symbols);
+  return finishSim(std::move(impl), *mod, kernel, symbols, counters);
 }

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 namespace tessera::sim {
 namespace {
@@ -77,6 +78,8 @@ struct Scheduler {
   const void *mainBottom = nullptr; // ASan: the scheduler's stack
   size_t mainSize = 0;
   const BlockLaunch *launch = nullptr;
+  /// Set when the launch counts (BlockLaunch::counts).
+  BlockCounters *counters = nullptr;
   uint32_t epoch = 1; ///< barrier generation, unique on this OS thread
   std::vector<ShadowWord> *shadowPtr = nullptr;
   bool failed = false;
@@ -242,6 +245,38 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
         sh.manyReaders = true;
     }
   }
+}
+
+extern "C" void tessera_sim_access_counted(int64_t context, int64_t address,
+                                           int64_t bytes, int64_t kind,
+                                           int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  tessera_sim_access(context, address, bytes, kind, site);
+  BlockCounters *counters = f->sched->counters;
+  if (!counters)
+    return;
+  // Shared when in the arena, not counted at all in the thread's own stack
+  // (local memory), global otherwise.
+  const BlockLaunch &l = *f->sched->launch;
+  auto a = static_cast<uintptr_t>(address);
+  auto arena = reinterpret_cast<uintptr_t>(l.arena);
+  auto stack = reinterpret_cast<uintptr_t>(f->stack);
+  Space space = Space::Global;
+  if (l.arena && a >= arena && a < arena + uintptr_t(l.arenaBytes))
+    space = Space::Shared;
+  else if (a >= stack && a < stack + kStackBytes)
+    return;
+  AccessKind k = kind == 1   ? AccessKind::Store
+                 : kind == 2 ? AccessKind::Atomic
+                             : AccessKind::Load;
+  counters->access(f->tid, site, space, k, address, bytes);
+}
+
+extern "C" void tessera_sim_branch(int64_t context, int64_t site,
+                                   int64_t taken) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  if (BlockCounters *c = f->sched->counters)
+    c->branch(f->tid, site, taken != 0);
 }
 
 extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
@@ -467,7 +502,10 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
       {"tessera_sim_cp_async_wait",
        reinterpret_cast<void *>(&tessera_sim_cp_async_wait)},
       {"tessera_sim_fault", reinterpret_cast<void *>(&tessera_sim_fault)},
-      {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)}};
+      {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)},
+      {"tessera_sim_access_counted",
+       reinterpret_cast<void *>(&tessera_sim_access_counted)},
+      {"tessera_sim_branch", reinterpret_cast<void *>(&tessera_sim_branch)}};
 }
 
 // getcontext() in the fiber set-up loop leaves GCC's AddressSanitizer with
@@ -486,6 +524,12 @@ runBlock(const BlockLaunch &launch) {
   sched.shadowPtr = &tlsShadow;
   sched.epoch = ++tlsEpoch;
   const int64_t n = launch.blockSize;
+  std::optional<BlockCounters> counters;
+  if (launch.counts) {
+    counters.emplace(n, launch.sites ? launch.sites->size() : 0,
+                     *launch.counts);
+    sched.counters = &*counters;
+  }
   std::vector<std::unique_ptr<Fiber>> fibers;
   fibers.reserve(n);
   for (int64_t t = 0; t < n; ++t) {
@@ -533,6 +577,10 @@ runBlock(const BlockLaunch &launch) {
       __sanitizer_finish_switch_fiber(sched.fakeStack, nullptr, nullptr);
 #endif
     }
+    // Every thread is parked: the warp requests of this stretch are
+    // complete.
+    if (counters)
+      counters->flush();
     // Warp collectives: a warp whose lanes all wait at the same shuffle
     // exchanges values and runs on; one where only some lanes do (the
     // others have returned or wait at a barrier) is divergent.
@@ -614,8 +662,13 @@ runBlock(const BlockLaunch &launch) {
       done += f->state == FiberState::Done;
       waiting += f->state == FiberState::AtBarrier;
     }
-    if (done == n)
-      return sched.failed ? sched.error : Status::ok();
+    if (done == n) {
+      if (sched.failed)
+        return sched.error;
+      if (counters)
+        counters->finish();
+      return Status::ok();
+    }
     if (done > 0) {
       // Some threads left the kernel while others wait at a barrier: on a
       // GPU this deadlocks or is undefined. The waiting fibers are
@@ -649,6 +702,8 @@ runBlock(const BlockLaunch &launch) {
     if (sched.failed)
       return sched.error;
     // Everyone is at the barrier: release the block into a new epoch.
+    if (counters)
+      counters->barrier();
     sched.epoch = ++tlsEpoch;
     for (auto &f : fibers)
       f->state = FiberState::Runnable;

@@ -11,6 +11,7 @@
 #ifndef TESSERA_RUNTIME_SIM_FIBERSCHEDULER_H
 #define TESSERA_RUNTIME_SIM_FIBERSCHEDULER_H
 
+#include "Sim/Counters.h"
 #include "tessera/Support/Status.h"
 
 #include <cstdint>
@@ -60,6 +61,15 @@ extern "C" void tessera_sim_fault(int64_t context, int64_t site,
 /// for races within a barrier epoch.
 extern "C" void tessera_sim_access(int64_t context, int64_t address,
                                    int64_t bytes, int64_t kind, int64_t site);
+/// The access hook of code compiled with counters: tessera_sim_access, then
+/// the access is counted when the block counts.
+extern "C" void tessera_sim_access_counted(int64_t context, int64_t address,
+                                           int64_t bytes, int64_t kind,
+                                           int64_t site);
+/// A conditional branch about to be taken (`taken` 1) or not (0), reported
+/// by code compiled with counters; counted when the block counts.
+extern "C" void tessera_sim_branch(int64_t context, int64_t site,
+                                   int64_t taken);
 
 /// What a block needs: the entry, its argument slots and the block shape.
 struct BlockLaunch {
@@ -76,6 +86,10 @@ struct BlockLaunch {
   int64_t arenaBytes = 0;
   /// Descriptions of the instrumented access sites, by id.
   const std::vector<std::string> *sites = nullptr;
+  /// When set, the block's accesses, branches and barriers are counted
+  /// (Counters.h) and added to it once the block has run. Null: nothing
+  /// is counted.
+  LaunchCounts *counts = nullptr;
 };
 
 /// Runs one block to completion on this OS thread. Fails when a barrier is
@@ -86,7 +100,8 @@ struct BlockLaunch {
 Status runBlock(const BlockLaunch &launch);
 
 /// The simulator's entry points by the names the sim lowering calls them
-/// (tessera_sim_barrier, _shuffle, _fault, _access), for the JIT.
+/// (tessera_sim_barrier, _shuffle, _fault, _access, _branch, ...), for the
+/// JIT.
 std::vector<std::pair<std::string, void *>> runtimeSymbols();
 
 } // namespace tessera::sim

@@ -234,6 +234,41 @@ TEST(BenchCli, BadRunOptionsAreClearErrors) {
       << outputText();
 }
 
+// --counters: one counting launch per case on sim, its figures in the
+// results; another device is refused before anything runs.
+TEST(BenchCli, CountersOnSim) {
+  std::string out = tempDir() + "/counters.json";
+  ASSERT_EQ(run("run --suite softmax --sizes \"Sq=4,Sk=64\" --precision fp32 "
+                "--device sim --gpu-arch none --counters --out " +
+                out),
+            0)
+      << outputText();
+  EXPECT_NE(outputText().find("sim counters"), std::string::npos)
+      << outputText();
+  auto r = readResultFile(out);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  ASSERT_FALSE(r->cases.empty());
+  for (const CaseResult &c : r->cases) {
+    ASSERT_TRUE(c.passed) << c.name << ": " << c.failure;
+    ASSERT_TRUE(c.counters) << c.name;
+    const CaseCounters &k = *c.counters;
+    EXPECT_GT(k.globalRequests, 0) << c.name;
+    EXPECT_GT(k.coalescingEfficiency, 0) << c.name;
+    EXPECT_LE(k.coalescingEfficiency, 1) << c.name;
+    EXPECT_GE(k.globalBytesMoved, k.globalUsefulBytes) << c.name;
+    EXPECT_GT(k.barriersPerBlock, 0) << c.name;
+    EXPECT_FALSE(k.sites.empty()) << c.name;
+    for (const CaseCounters::Site &s : k.sites)
+      EXPECT_EQ(s.location.rfind("softmax.tile:", 0), 0u) << s.location;
+  }
+  EXPECT_EQ(run("run --suite softmax --sizes \"Sq=4,Sk=64\" --device cpu "
+                "--counters"),
+            1);
+  EXPECT_NE(outputText().find("--counters needs --device sim"),
+            std::string::npos)
+      << outputText();
+}
+
 // warmup and tuner-eval are the autotuner's, reached through tessera-bench.
 TEST(BenchCli, WarmupAndTunerEvalSubcommands) {
   std::string manifest = tempDir() + "/manifest.json";

@@ -43,6 +43,39 @@ inline CaseResult passedCase(const std::string &name,
   return c;
 }
 
+/// Sim counters of a case: 75% coalesced, 2-way shared conflicts, one
+/// divergent branch, two barriers per block.
+inline CaseCounters sampleCounters() {
+  CaseCounters k;
+  k.launchMs = 12.5;
+  k.globalRequests = 64;
+  k.globalSectors = 512;
+  k.globalIdealSectors = 384;
+  k.globalBytesMoved = 512 * 32;
+  k.globalUsefulBytes = 384 * 32;
+  k.coalescingEfficiency = 0.75;
+  k.sharedRequests = 32;
+  k.sharedWavefronts = 64;
+  k.sharedIdealWavefronts = 32;
+  k.barriersPerBlock = 2;
+  k.maxBarriersPerBlock = 2;
+  k.divergentBranches = 1;
+  k.warpBranchInstances = 40;
+  CaseCounters::Site s;
+  s.space = "global";
+  s.kind = "load";
+  s.op = "vector.load";
+  s.location = "softmax.tile:52:10";
+  s.widthBytes = 16;
+  s.requests = 64;
+  s.sectors = 512;
+  s.idealSectors = 384;
+  s.usefulBytes = 384 * 32;
+  k.sites = {s};
+  k.branches = {{"scf.for", "softmax.tile:50:5", 40, 1}};
+  return k;
+}
+
 inline CaseResult failedCase(const std::string &name,
                              const std::string &failure) {
   CaseResult c;

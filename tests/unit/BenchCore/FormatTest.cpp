@@ -68,6 +68,29 @@ TEST(Format, TableColumnsAndFailedRow) {
   EXPECT_NE(formatTable(run, true).find("\033[31m"), std::string::npos);
 }
 
+TEST(Format, SimCountersTable) {
+  RunResult run = sampleRun();
+  EXPECT_EQ(formatTable(run, false).find("sim counters"), std::string::npos);
+  EXPECT_EQ(formatMarkdown(run).find("sim counters"), std::string::npos);
+  run.cases[0].counters = sampleCounters();
+  std::string t = formatTable(run, false);
+  std::string counters = t.substr(t.find("sim counters"));
+  for (const char *col :
+       {"global req", "coalesced", "moved / useful", "smem req",
+        "wavefronts/req (ideal)", "barriers/block", "divergent / branches"})
+    EXPECT_NE(counters.find(col), std::string::npos) << col;
+  std::string row = lineWith(counters, "gemm f16 4096");
+  for (const char *cell :
+       {"75.0%", "16.0 KiB / 12.0 KiB", "2.00 (1.00)", "2.0 (max 2)", "1 / 40"})
+    EXPECT_NE(row.find(cell), std::string::npos) << cell << " in " << row;
+  // Only cases with counters have a row.
+  EXPECT_EQ(lineWith(counters, "gemm fp8 4096"), "");
+  std::string md = formatMarkdown(run);
+  std::string mdRow =
+      lineWith(md.substr(md.find("sim counters")), "gemm f16 4096");
+  EXPECT_NE(mdRow.find("| 75.0% |"), std::string::npos) << mdRow;
+}
+
 TEST(Format, CsvHasNoSpeedForFailed) {
   std::string csv = formatCsv(sampleRun());
   std::string header = csv.substr(0, csv.find('\n'));

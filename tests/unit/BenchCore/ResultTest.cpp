@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +50,7 @@ RunResult fullRun() {
   ok.baseline = b;
   ok.resources = {
       {"registers", 224}, {"sharedBytes", 98304}, {"occupancy", 0.125}};
+  ok.counters = sampleCounters();
 
   CaseResult bad = failedCase("gemm fp8 4096", "max rel error 0.25 > 0.01");
   CaseResult::Baseline bb;
@@ -221,6 +223,30 @@ TEST(Result, MachineDescriptionAndTimestamp) {
   EXPECT_EQ(t[4], '-');
   EXPECT_EQ(t[10], 'T');
   EXPECT_EQ(t.back(), 'Z');
+}
+
+TEST(Result, CountersAreOptionalAndChecked) {
+  RunResult run = fullRun();
+  std::string text = toJson(run);
+  EXPECT_NE(text.find("\"counters\""), std::string::npos);
+  EXPECT_NE(text.find("\"coalescingEfficiency\": 0.75"), std::string::npos);
+  EXPECT_NE(text.find("\"location\": \"softmax.tile:52:10\""),
+            std::string::npos);
+  // Cases without counters have no such field.
+  run.cases[0].counters.reset();
+  EXPECT_EQ(toJson(run).find("\"counters\""), std::string::npos);
+  // A counter of the wrong type is reported with its path.
+  auto bad = fromJson(
+      replaced(text, "\"globalSectors\": 512", "\"globalSectors\": \"512\""),
+      "c.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "cases[0].counters.globalSectors: expected an integer"),
+            std::string::npos)
+      << bad.status().toString();
+  RunResult nan = fullRun();
+  nan.cases[0].counters->coalescingEfficiency = std::nan("");
+  EXPECT_FALSE(validate(nan).isOk());
 }
 
 TEST(Result, SkippedCaseRoundTripsAndCarriesNoSpeed) {

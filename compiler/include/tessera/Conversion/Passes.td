@@ -263,10 +263,25 @@ def GPUToHostPass : Pass<"tessera-gpu-to-host", "::mlir::ModuleOp"> {
       within a barrier epoch.
     `%site` indexes the function's `tile.sim_sites` array of strings (op
     name and source location) that the reports quote.
+
+    With `counters` (off by default) the simulator's counters get what they
+    need: every access is instrumented as with `checks` (whatever `checks`
+    says) but reported to `@tessera_sim_access_counted`, which counts it
+    and checks it as `@tessera_sim_access` does (code without counters
+    pays nothing for them), and every conditional branch of the kernel calls
+    `@tessera_sim_branch(%ctx, %site, %taken)` before it branches: an
+    `scf.if` or `cf.cond_br` with its condition, an `scf.while` with the
+    condition it continues on, an `scf.for` whose bounds are not all
+    constants with 1 at the start of each iteration and 0 after the loop
+    (the exit test each lane evaluates). The instrumentation's own branches
+    are not reported.
   }];
   let options = [
     Option<"checks", "checks", "bool", "true",
-           "Instrument memory accesses for the sim checkers">
+           "Instrument memory accesses for the sim checkers">,
+    Option<"counters", "counters", "bool", "false",
+           "Report memory accesses and conditional branches for the sim "
+           "counters">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",

@@ -184,19 +184,22 @@ private:
 
 /// Compiles kernel `kernel` through the GPU lowering (for `arch`'s shared
 /// memory limit) to per-thread host code; `symbols` resolves the
-/// simulator's runtime functions.
+/// simulator's runtime functions. With `counters` the code also reports its
+/// conditional branches (`tessera_sim_branch`) for the simulator's
+/// counters (a different executable: cache it under its own key).
 StatusOr<std::unique_ptr<SimExecutable>>
 compileForSim(const SourceModule &module, const std::string &kernel,
               const Specialization &spec,
               const std::vector<std::pair<std::string, void *>> &symbols,
-              const std::string &arch = "sm_90a");
+              const std::string &arch = "sm_90a", bool counters = false);
 
 /// Compiles a gpu-dialect module given as MLIR text (one `gpu.module` with
 /// the kernel `kernel`, as `lowerToGPUDialect` produces) for `sim`. For
 /// tests of the simulator and its checkers with hand-written GPU kernels.
 StatusOr<std::unique_ptr<SimExecutable>>
 compileGpuIRForSim(const std::string &mlirText, const std::string &kernel,
-                   const std::vector<std::pair<std::string, void *>> &symbols);
+                   const std::vector<std::pair<std::string, void *>> &symbols,
+                   bool counters = false);
 
 } // namespace tessera::driver
 

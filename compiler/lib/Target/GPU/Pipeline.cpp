@@ -154,11 +154,13 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
   return ptx;
 }
 
-Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites) {
+Status gpu::lowerForSim(ModuleOp module, std::vector<std::string> *sites,
+                        bool counters) {
   {
     PassManager pm(module.getContext());
-    TESSERA_RETURN_IF_ERROR(
-        addPipeline(pm, "tessera-lower-subgroup-reduce,tessera-gpu-to-host"));
+    TESSERA_RETURN_IF_ERROR(addPipeline(
+        pm, std::string("tessera-lower-subgroup-reduce,tessera-gpu-to-host") +
+                (counters ? "{counters=true}" : "")));
     TESSERA_RETURN_IF_ERROR(
         runPasses(pm, module, "sim lowering", StatusCode::kInvalidArgument));
   }

@@ -49,6 +49,49 @@ struct CodeShape {
   /// Why the baseline is absent (not installed, cannot express the kernel).
   std::string baselineNote;
   bool operator==(const CodeShape &) const = default;
+/// What the `sim` device counted in one extra launch of a case
+/// (`tessera-bench run --device sim --counters`; the definitions are in
+/// runtime/lib/Sim/README.md).
+struct CaseCounters {
+  double launchMs = 0; ///< wall time of the counting launch
+  /// Global memory: warp requests, 32-byte sectors touched, the fewest that
+  /// could carry the requested bytes, bytes moved (sectors x 32), bytes the
+  /// lanes asked for, and ideal / touched sectors.
+  int64_t globalRequests = 0, globalSectors = 0, globalIdealSectors = 0,
+          globalBytesMoved = 0, globalUsefulBytes = 0;
+  double coalescingEfficiency = 1;
+  /// Shared memory: warp requests, wavefronts, ideal wavefronts.
+  int64_t sharedRequests = 0, sharedWavefronts = 0, sharedIdealWavefronts = 0;
+  double barriersPerBlock = 0;
+  int64_t maxBarriersPerBlock = 0;
+  int64_t divergentBranches = 0, warpBranchInstances = 0;
+  /// One memory instruction of the GPU code.
+  struct Site {
+    std::string space, kind;  ///< "global"/"shared", "load"/"store"/"atomic"
+    std::string op, location; ///< "vector.load", "softmax.tile:52:10"
+    int64_t widthBytes = 0, requests = 0, sectors = 0, idealSectors = 0,
+            usefulBytes = 0, wavefronts = 0, idealWavefronts = 0;
+    bool operator==(const Site &) const = default;
+  };
+  std::vector<Site> sites;
+  /// One conditional branch of the GPU code.
+  struct Branch {
+    std::string op, location;
+    int64_t instances = 0, divergent = 0;
+    bool operator==(const Branch &) const = default;
+  };
+  std::vector<Branch> branches;
+  /// Shared-memory wavefronts per warp request (0 without requests).
+  double wavefrontsPerSharedRequest() const {
+    return sharedRequests ? double(sharedWavefronts) / double(sharedRequests)
+                          : 0;
+  }
+  double idealWavefrontsPerSharedRequest() const {
+    return sharedRequests
+               ? double(sharedIdealWavefronts) / double(sharedRequests)
+               : 0;
+  }
+  bool operator==(const CaseCounters &) const = default;
 };
 
 struct CaseResult {
@@ -99,6 +142,8 @@ struct CaseResult {
   /// Set for scorecard cases, which are compiled and read but not run: such
   /// a case passes without samples and reports no speed.
   std::optional<CodeShape> code;
+  /// The sim's counters of the case (`--counters`), when counted.
+  std::optional<CaseCounters> counters;
   bool operator==(const CaseResult &) const = default;
 };
 

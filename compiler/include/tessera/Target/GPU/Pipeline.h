@@ -45,8 +45,11 @@ StatusOr<std::string> translateToPTX(mlir::ModuleOp module,
 /// `@<kernel>_sim` function per GPU thread (tessera-gpu-to-host), lowered to
 /// the LLVM dialect with the same float emulation and math as the GPU path.
 /// `sites` receives the descriptions of the instrumented memory accesses
-/// (indexed by the site ids the checker calls pass).
-Status lowerForSim(mlir::ModuleOp module, std::vector<std::string> *sites);
+/// (indexed by the site ids the checker calls pass). With `counters` the
+/// code also reports its conditional branches (tessera_sim_branch) for the
+/// simulator's counters.
+Status lowerForSim(mlir::ModuleOp module, std::vector<std::string> *sites,
+                   bool counters = false);
 
 /// Shared memory the kernel's tile buffers take (bytes), as recorded by
 /// `lowerToGPUDialect`; 0 when unknown.
