@@ -49,6 +49,8 @@ struct CodeShape {
   /// Why the baseline is absent (not installed, cannot express the kernel).
   std::string baselineNote;
   bool operator==(const CodeShape &) const = default;
+};
+
 /// What the `sim` device counted in one extra launch of a case
 /// (`tessera-bench run --device sim --counters`; the definitions are in
 /// runtime/lib/Sim/README.md).
