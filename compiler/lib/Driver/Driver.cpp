@@ -167,6 +167,31 @@ const KernelInfo *SourceModule::findKernel(const std::string &n) const {
 }
 
 namespace {
+/// `ptx` with `.minnctapersm 1` after the `.maxntid` directive of every
+/// entry that has no `.minnctapersm` of its own (unchanged otherwise).
+std::string withOneBlockPerSm(const std::string &ptx) {
+  if (ptx.find(".minnctapersm") != std::string::npos)
+    return ptx;
+  std::string out;
+  out.reserve(ptx.size() + 64);
+  size_t pos = 0;
+  while (pos < ptx.size()) {
+    size_t end = ptx.find('\n', pos);
+    end = end == std::string::npos ? ptx.size() : end + 1;
+    std::string_view line(ptx.data() + pos, end - pos);
+    out.append(line);
+    size_t first = line.find_first_not_of(" \t");
+    if (first != std::string_view::npos &&
+        line.substr(first).starts_with(".maxntid")) {
+      if (out.back() != '\n')
+        out += '\n';
+      out += ".minnctapersm 1\n";
+    }
+    pos = end;
+  }
+  return out;
+}
+
 Status unknownKernel(const SourceModule &m, const std::string &kernel) {
   std::string names;
   for (const KernelInfo *k : m.kernels())
@@ -340,6 +365,26 @@ driver::emit(const SourceModule &module, const std::string &kernel,
                              "nvjitlink)",
                              gpuOptions.assembler.c_str());
     auto cubin = cuda::assemblePtx(*ptx, arch.name, assemble);
+    // Whole-program ptxas aims at an occupancy of its own (e.g. two
+    // 512-thread blocks per SM, 64 registers) without knowing the dynamic
+    // shared memory, which often allows only one, and spills to reach it.
+    // Then the kernel is assembled again with `.minnctapersm 1`, which lets
+    // it use registers up to the block-size limit, and the cubin with fewer
+    // spill bytes is kept.
+    bool minBlocksHint = false;
+    if (cubin.ok() && cubin->wholeProgram &&
+        cubin->usage.spillStores + cubin->usage.localBytes > 0) {
+      std::string hinted = withOneBlockPerSm(*ptx);
+      if (hinted != *ptx) {
+        auto retry = cuda::assemblePtx(hinted, arch.name, assemble);
+        if (retry.ok() &&
+            retry->usage.spillStores + retry->usage.localBytes <
+                cubin->usage.spillStores + cubin->usage.localBytes) {
+          cubin = std::move(retry);
+          minBlocksHint = true;
+        }
+      }
+    }
     if (times)
       times->assemble = millisSince(t0);
     if (!cubin.ok())
@@ -355,6 +400,7 @@ driver::emit(const SourceModule &module, const std::string &kernel,
       resources->barriers = u.barriers;
       resources->blockSize = blockSize;
       resources->assembler = cuda::assemblerBackendName(cubin->backend);
+      resources->oneBlockPerSmHint = minBlocksHint;
     }
     return std::move(cubin->cubin);
   }

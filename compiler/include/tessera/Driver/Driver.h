@@ -99,6 +99,9 @@ struct GpuResources {
   int barriers = 0;
   int blockSize = 0;     ///< threads per block
   std::string assembler; ///< "nvJitLink" or "ptxas"
+  /// The cubin was assembled with `.minnctapersm 1` because ptxas's own
+  /// occupancy target spilled (see emit()).
+  bool oneBlockPerSmHint = false;
 };
 
 /// Options of the GPU stages of `emit`.
