@@ -579,7 +579,9 @@ std::string renderSummary(const RunResult &run) {
     auto pair = [&](const char *key, const char *fmt, bool loopOnly = false,
                     double scale = 1) {
       auto one = [&](const std::map<std::string, double> &m) {
+        bool mixed = m.count("instructions");
         if ((loopOnly && !m.count("loop.instructions")) ||
+            (!mixed && std::string(key) == "instructions") ||
             (!loopOnly && std::string(key).rfind("instrPer", 0) == 0 &&
              !m.count(key)))
           return std::string("-");
@@ -588,6 +590,8 @@ std::string renderSummary(const RunResult &run) {
       return one(k.metrics) + (base ? " / " + one(k.baseline) : "");
     };
     auto widest = [&](const std::map<std::string, double> &m) {
+      if (!m.count("instructions"))
+        return std::string("-");
       return formatString("%.0f/%.0f", get(m, "global.load.maxWidth"),
                           get(m, "global.store.maxWidth"));
     };
@@ -651,8 +655,11 @@ int bench::runScorecard(const ScorecardOptions &o) {
       return 2;
     }
   Context ctx{o, {}, {}, false, tmp.path, 0};
+  // The Triton environment also brings the disassemblers, so it is looked
+  // for whatever the baseline.
+  ctx.triton = findTriton(o, tmp.path);
+  ctx.disassembler = findDisassembler(o, ctx.triton);
   if (o.baseline != "none") {
-    ctx.triton = findTriton(o, tmp.path);
     ctx.useTriton = !ctx.triton.python.empty();
     if (!ctx.useTriton && o.baseline == "triton") {
       std::fprintf(stderr, "tessera-bench sass: %s\n", ctx.triton.note.c_str());
@@ -661,7 +668,6 @@ int bench::runScorecard(const ScorecardOptions &o) {
   } else {
     ctx.triton.note = "none asked for (--baseline none)";
   }
-  ctx.disassembler = findDisassembler(o, ctx.triton);
 
   std::vector<const ScoreKernel *> selected;
   for (const ScoreKernel &sk : scoreKernels()) {

@@ -246,31 +246,43 @@ std::map<std::string, double> bench::analyzeSass(const SassFunction &fn) {
   std::vector<SassLoop> loops = findLoops(fn);
   out["loops"] = static_cast<double>(loops.size());
   // The main loop: the loop that does the kernel's work. In a kernel with
-  // tensor-core instructions, the smallest loop holding some (the K loop);
-  // otherwise the innermost loop with the most global accesses.
+  // tensor-core instructions, the smallest loop holding some (the K loop).
+  // Otherwise the smallest loop holding global accesses and, when any such
+  // loop holds a barrier, a barrier too (the loop over a row's chunks, not
+  // a per-thread loop nested in it); ties go to the most global accesses.
   const bool dense = out.count("mma") && out["mma"] > 0;
-  auto work = [&](const SassLoop &l) {
-    int n = 0;
+  struct Work {
+    int work = 0, barriers = 0;
+  };
+  auto workOf = [&](const SassLoop &l) {
+    Work w;
     for (size_t i = l.begin; i <= l.end; ++i) {
       InstructionClass c = classify(fn.instructions[i]);
-      n += dense ? std::count(c.counters.begin(), c.counters.end(), "mma")
-                 : c.global;
+      w.work += dense ? std::count(c.counters.begin(), c.counters.end(), "mma")
+                      : c.global;
+      w.barriers += std::count(c.counters.begin(), c.counters.end(), "bar");
     }
-    return n;
+    return w;
   };
-  const SassLoop *main = nullptr;
-  int mainWork = 0;
+  std::vector<std::pair<const SassLoop *, Work>> candidates;
+  bool anyBarrier = false;
   for (const SassLoop &l : loops) {
-    int w = work(l);
-    if (w == 0 || (!dense && !l.innermost))
+    Work w = workOf(l);
+    if (w.work == 0)
       continue;
-    size_t span = l.end - l.begin,
+    candidates.push_back({&l, w});
+    anyBarrier |= w.barriers > 0;
+  }
+  const SassLoop *main = nullptr;
+  Work mainWork;
+  for (const auto &[l, w] : candidates) {
+    if (!dense && anyBarrier && w.barriers == 0)
+      continue;
+    size_t span = l->end - l->begin,
            mainSpan = main ? main->end - main->begin : 0;
-    bool better =
-        !main || (dense ? span < mainSpan || (span == mainSpan && w > mainWork)
-                        : w > mainWork || (w == mainWork && span > mainSpan));
-    if (better) {
-      main = &l;
+    if (!main || span < mainSpan ||
+        (span == mainSpan && w.work > mainWork.work)) {
+      main = l;
       mainWork = w;
     }
   }

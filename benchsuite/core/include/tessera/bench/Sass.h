@@ -67,8 +67,8 @@ std::vector<SassLoop> findLoops(const SassFunction &fn);
 /// class of classify(), "globalBytes" (bytes per thread moved by the global
 /// accesses in the static code), "loops"; the same figures of the main loop
 /// (the loop that does the work: the smallest loop holding a tensor-core
-/// instruction, or in a kernel without any the innermost loop with the most
-/// global accesses) prefixed
+/// instruction; in a kernel without any, the smallest loop holding global
+/// accesses and, when such a loop holds a barrier, a barrier) prefixed
 /// "loop.", and the
 /// derived "instrPerGlobalByte" (instructions / globalBytes),
 /// "instrPerMma" (main-loop instructions per tensor-core instruction in it,
