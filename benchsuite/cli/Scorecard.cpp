@@ -657,6 +657,13 @@ int bench::runScorecard(const ScorecardOptions &o) {
   Context ctx{o, {}, {}, false, tmp.path, 0};
   // The Triton environment also brings the disassemblers, so it is looked
   // for whatever the baseline.
+  if (!o.nvdisasm.empty() && !executable(o.nvdisasm)) {
+    std::fprintf(stderr,
+                 "tessera-bench sass: --nvdisasm '%s' is not an executable "
+                 "file\n",
+                 o.nvdisasm.c_str());
+    return 2;
+  }
   ctx.triton = findTriton(o, tmp.path);
   ctx.disassembler = findDisassembler(o, ctx.triton);
   if (o.baseline != "none") {

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchCliUtil.h"
+
 #include "tessera/bench/Result.h"
 
 #include <gtest/gtest.h>
@@ -26,35 +28,9 @@
 
 using namespace tessera;
 using namespace tessera::bench;
+using namespace tessera::bench::testing;
 
 namespace {
-
-std::string tempDir() {
-  static std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() /
-             ("tessera-bench-test-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
-  }();
-  return dir;
-}
-
-/// Removes the scratch directory when the tests are done.
-class ScratchCleanup : public ::testing::Environment {
-public:
-  void TearDown() override { std::filesystem::remove_all(tempDir()); }
-};
-::testing::Environment *const kCleanup =
-    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
-
-/// Exit status of the shell command.
-int run(const std::string &args) {
-  std::string cmd = "TESSERA_CACHE_DIR=" + tempDir() + "/cache " +
-                    TESSERA_BENCH_BINARY + " " + args + " > " + tempDir() +
-                    "/out.txt 2>&1";
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 void expectAllPassed(const RunResult &r, const char *device) {
   EXPECT_EQ(r.header.device.at("kind"), device);
@@ -136,12 +112,6 @@ TEST(BenchCli, CompareFlagsAnInjectedRegressionOnly) {
       0);
   // A bad file is an error (its own status), not a crash or a regression.
   EXPECT_EQ(run("compare " + base + " " + tempDir() + "/missing.json"), 2);
-}
-
-std::string outputText() {
-  std::ifstream out(tempDir() + "/out.txt");
-  return std::string((std::istreambuf_iterator<char>(out)),
-                     std::istreambuf_iterator<char>());
 }
 
 // The compute suites at small explicit sizes, in two precisions, on cpu and
@@ -279,9 +249,7 @@ TEST(BenchCli, WarmupAndTunerEvalSubcommands) {
   std::string cache = " --cache-dir " + tempDir() + "/tuning ";
   ASSERT_EQ(run("warmup" + cache + manifest), 0);
   ASSERT_EQ(run("warmup" + cache + manifest), 0);
-  std::ifstream out(tempDir() + "/out.txt");
-  std::string text((std::istreambuf_iterator<char>(out)),
-                   std::istreambuf_iterator<char>());
+  std::string text = outputText();
   EXPECT_NE(text.find("(cached)"), std::string::npos) << text;
   EXPECT_EQ(run("tuner-eval " + tempDir() + "/no-such-space.json.gz"), 1);
 }
