@@ -3,6 +3,7 @@
 #include "Scorecard.h"
 
 #include "tessera/Driver/Driver.h"
+#include "tessera/Support/Files.h"
 #include "tessera/Support/Process.h"
 #include "tessera/Target/CUDA/Assembler.h"
 #include "tessera/bench/Format.h"
@@ -58,16 +59,10 @@ const std::vector<ScoreKernel> &scoreKernels() {
   return kernels;
 }
 
+/// The contents of `path`, or "" when it cannot be read.
 std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool executable(const std::string &path) {
-  return !path.empty() && ::access(path.c_str(), X_OK) == 0 &&
-         fs::is_regular_file(path);
+  StatusOr<std::string> text = readFile(path);
+  return text.isOk() ? *text : std::string();
 }
 
 /// The build folder: the parent of the folder holding this executable.
@@ -78,23 +73,6 @@ std::string buildDir() {
 }
 
 std::string sourceDir() { return TESSERA_SOURCE_DIR_FOR_GIT; }
-
-/// A private temporary folder, removed on destruction.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char *base = std::getenv("TMPDIR");
-    std::string tmpl =
-        std::string(base && *base ? base : "/tmp") + "/tessera-sass-XXXXXX";
-    if (::mkdtemp(tmpl.data()))
-      path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty())
-      fs::remove_all(path, ec);
-  }
-};
 
 /// The output of `argv` (stdout and stderr), or why it failed.
 StatusOr<std::string> capture(const std::vector<std::string> &argv,
@@ -125,7 +103,7 @@ TritonEnv findTriton(const ScorecardOptions &o, const std::string &tmp) {
   if (python.empty())
     python = buildDir() + "/venv-triton/bin/python";
   t.driver = sourceDir() + "/benchsuite/triton/tessera_triton.py";
-  if (!executable(python)) {
+  if (!isExecutable(python)) {
     t.note = "no Triton environment at " + python +
              " (scripts/setup-triton.sh BUILD_DIR makes it; make bench runs "
              "it)";
@@ -176,7 +154,7 @@ Disassembler findDisassembler(const ScorecardOptions &o, const TritonEnv &t) {
   if (!t.cuobjdump.empty())
     candidates.push_back(t.cuobjdump);
   for (const std::string &c : candidates)
-    if (executable(c))
+    if (isExecutable(c))
       return {c, fs::path(c).filename() != "cuobjdump", ""};
   return {"", true,
           "no nvdisasm or cuobjdump (the CUDA toolkit here has none; the "
@@ -348,7 +326,11 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   std::map<std::string, double> m;
   if (!ctx.disassembler.path.empty()) {
     std::string path = ctx.tmp + "/" + sk.kernel + ".cubin";
-    std::ofstream(path, std::ios::binary) << *cubin;
+    if (Status st = writeFile(path, *cubin); !st.isOk()) {
+      r.failure = st.toString();
+      ++ctx.errors;
+      return r;
+    }
     auto mix = disassemble(ctx.disassembler, path, sk.kernel, ctx.tmp);
     if (!mix.ok()) {
       r.failure = mix.status().toString();
@@ -643,10 +625,10 @@ void bench::addScorecardOptions(CLI::App &cmd, ScorecardOptions &o) {
 }
 
 int bench::runScorecard(const ScorecardOptions &o) {
-  TempDir tmp;
-  if (tmp.path.empty()) {
-    std::fprintf(stderr, "tessera-bench sass: cannot create a temporary "
-                         "folder\n");
+  StatusOr<TempDir> tmp = TempDir::create("tessera-sass");
+  if (!tmp.isOk()) {
+    std::fprintf(stderr, "tessera-bench sass: %s\n",
+                 tmp.status().toString().c_str());
     return 2;
   }
   for (const std::string &arch : o.archs)
@@ -654,17 +636,18 @@ int bench::runScorecard(const ScorecardOptions &o) {
       std::fprintf(stderr, "tessera-bench sass: %s\n", st.toString().c_str());
       return 2;
     }
-  Context ctx{o, {}, {}, false, tmp.path, 0};
-  // The Triton environment also brings the disassemblers, so it is looked
-  // for whatever the baseline.
-  if (!o.nvdisasm.empty() && !executable(o.nvdisasm)) {
+  Context ctx{o, {}, {}, false, tmp->path(), 0};
+  if (!o.nvdisasm.empty() && !isExecutable(o.nvdisasm)) {
     std::fprintf(stderr,
                  "tessera-bench sass: --nvdisasm '%s' is not an executable "
                  "file\n",
                  o.nvdisasm.c_str());
     return 2;
   }
-  ctx.triton = findTriton(o, tmp.path);
+  // The Triton environment is only needed for the baseline or, without
+  // --nvdisasm, for the disassemblers its wheel ships.
+  if (o.baseline != "none" || o.nvdisasm.empty())
+    ctx.triton = findTriton(o, tmp->path());
   ctx.disassembler = findDisassembler(o, ctx.triton);
   if (o.baseline != "none") {
     ctx.useTriton = !ctx.triton.python.empty();

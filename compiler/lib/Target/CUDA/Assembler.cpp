@@ -2,6 +2,7 @@
 
 #include "tessera/Target/CUDA/Assembler.h"
 
+#include "tessera/Support/Files.h"
 #include "tessera/Support/Process.h"
 #include "tessera/Target/CUDA/CudaLibraries.h"
 
@@ -172,82 +173,11 @@ StatusOr<CubinResult> assembleWithNvJitLink(const NvJitLinkApi &api,
 // ptxas
 //===----------------------------------------------------------------------===//
 
-bool isExecutable(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
-/// A private temporary directory, removed with the files it names.
-class TempDir {
-public:
-  static StatusOr<TempDir> create() {
-    const char *base = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(base && *base ? base : "/tmp") + "/tessera-ptxas-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      return internalError("cannot create a temporary directory '%s': %s",
-                           pattern.c_str(), std::strerror(errno));
-    return TempDir(std::move(pattern));
-  }
-  TempDir(TempDir &&other) noexcept
-      : dir(std::move(other.dir)), files(std::move(other.files)) {
-    other.dir.clear();
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  TempDir &operator=(TempDir &&) = delete;
-  ~TempDir() {
-    if (dir.empty())
-      return;
-    for (const std::string &file : files)
-      ::unlink(file.c_str());
-    ::rmdir(dir.c_str());
-  }
-  /// A path inside the directory, removed on destruction.
-  std::string file(const char *name) {
-    files.push_back(dir + "/" + name);
-    return files.back();
-  }
-
-private:
-  explicit TempDir(std::string dir) : dir(std::move(dir)) {}
-  std::string dir;
-  std::vector<std::string> files;
-};
-
-Status writeFile(const std::string &path, std::string_view contents) {
-  FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    return internalError("cannot write '%s': %s", path.c_str(),
-                         std::strerror(errno));
-  size_t written = std::fwrite(contents.data(), 1, contents.size(), f);
-  bool ok = written == contents.size();
-  ok &= std::fclose(f) == 0;
-  if (!ok)
-    return internalError("cannot write '%s'", path.c_str());
-  return Status::ok();
-}
-
-StatusOr<std::string> readFile(const std::string &path) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return internalError("cannot read '%s': %s", path.c_str(),
-                         std::strerror(errno));
-  std::string contents;
-  char buffer[65536];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0)
-    contents.append(buffer, n);
-  std::fclose(f);
-  return contents;
-}
-
 StatusOr<CubinResult> assembleWithPtxas(const std::string &ptxas,
                                         std::string_view ptx,
                                         std::string_view arch,
                                         const AssembleOptions &options) {
-  TESSERA_ASSIGN_OR_RETURN(TempDir dir, TempDir::create());
+  TESSERA_ASSIGN_OR_RETURN(TempDir dir, TempDir::create("tessera-ptxas"));
   std::string input = dir.file("kernel.ptx");
   std::string output = dir.file("kernel.cubin");
   std::string logPath = dir.file("ptxas.log");

@@ -1,0 +1,42 @@
+//===- FilesTest.cpp - readFile, writeFile, isExecutable, TempDir ---------===//
+
+#include "tessera/Support/Files.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace tessera;
+
+namespace {
+
+TEST(Files, TempDirHoldsFilesAndIsRemovedWithThem) {
+  std::string path;
+  {
+    StatusOr<TempDir> dir = TempDir::create("tessera-files-test");
+    ASSERT_TRUE(dir.isOk()) << dir.status().toString();
+    path = dir->path();
+    EXPECT_TRUE(std::filesystem::is_directory(path));
+    std::string f = dir->file("a.bin");
+    ASSERT_TRUE(writeFile(f, std::string("x\0y", 3)).isOk());
+    std::filesystem::create_directories(path + "/sub");
+    ASSERT_TRUE(writeFile(dir->file("sub/b.txt"), "b").isOk());
+    StatusOr<std::string> back = readFile(f);
+    ASSERT_TRUE(back.isOk());
+    EXPECT_EQ(*back, std::string("x\0y", 3));
+    EXPECT_FALSE(isExecutable(f));
+    EXPECT_FALSE(isExecutable(path)); // a folder is not an executable file
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(Files, ErrorsNameTheFile) {
+  StatusOr<std::string> missing = readFile("/nonexistent/tessera/file");
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_NE(missing.status().message().find("/nonexistent/tessera/file"),
+            std::string::npos);
+  EXPECT_FALSE(writeFile("/nonexistent/tessera/file", "x").isOk());
+  EXPECT_TRUE(isExecutable("/bin/sh"));
+}
+
+} // namespace
