@@ -29,6 +29,18 @@ std::string kernelsDir() {
   return std::string(src ? src : ".") + "/kernels_dsl";
 }
 
+/// The library file `family`.tile, parsed (an error status names the file).
+StatusOr<std::shared_ptr<const driver::SourceModule>>
+parseLibrary(const std::string &family) {
+  std::string path = kernelsDir() + "/" + family + ".tile";
+  std::ifstream in(path);
+  if (!in)
+    return notFound("cannot read %s", path.c_str());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return driver::SourceModule::parse(family, ss.str());
+}
+
 /// Parameters whose value changes the GPU code today. num_stages does when
 /// tile loads are cp.async copies, i.e. from unit-stride tensors, and
 /// VECTOR_WIDTH (the cap on elements per vector access) when accesses can
@@ -103,11 +115,7 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
     GTEST_SKIP() << avail.toString();
   std::string family = GetParam().family;
   std::string precision = GetParam().precision;
-  std::ifstream in(kernelsDir() + "/" + family + ".tile");
-  ASSERT_TRUE(in) << family;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto m = driver::SourceModule::parse(family, ss.str());
+  auto m = parseLibrary(family);
   ASSERT_TRUE(m.ok()) << m.status().toString();
   int assembled = 0;
   for (const KernelInfo *k : (*m)->kernels()) {
@@ -189,11 +197,7 @@ TEST(WholeProgramAssembly, RowKernelsGetWholeProgramRegisters) {
   if (!avail.isOk())
     GTEST_SKIP() << avail.toString();
   for (const char *family : {"softmax", "layernorm"}) {
-    std::ifstream in(kernelsDir() + "/" + family + ".tile");
-    ASSERT_TRUE(in) << family;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto m = driver::SourceModule::parse(family, ss.str());
+    auto m = parseLibrary(family);
     ASSERT_TRUE(m.ok()) << m.status().toString();
     for (const char *precision : {"fp32", "fp16"}) {
       Specialization spec;
@@ -233,10 +237,7 @@ TEST(WholeProgramAssembly, OccupancyTargetThatSpillsIsLifted) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
   if (!avail.isOk())
     GTEST_SKIP() << avail.toString();
-  std::ifstream in(kernelsDir() + "/gemm.tile");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto m = driver::SourceModule::parse("gemm", ss.str());
+  auto m = parseLibrary("gemm");
   ASSERT_TRUE(m.ok()) << m.status().toString();
   Specialization spec;
   spec.precision = "fp16@accum(fp32)";
