@@ -3,8 +3,13 @@
 #include "ConversionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "tessera/Dialect/Tile/IR/TileOps.h"
+
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -63,4 +68,62 @@ Value tessera::alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
     ok = arith::AndIOp::create(
         b, l, ok, isMultiple(arith::MulIOp::create(b, l, strides[d], eb)));
   return ok;
+}
+
+gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
+                                      int64_t threads) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder mb(module.getBodyRegion());
+  mb.setInsertionPointToEnd(module.getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(mb, f.getLoc(), (f.getName() + "_module").str());
+  OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
+  llvm::SetVector<StringRef> globals;
+  f.walk([&](memref::GetGlobalOp g) { globals.insert(g.getName()); });
+  for (StringRef name : globals)
+    if (auto g = module.lookupSymbol<memref::GlobalOp>(name))
+      gb.clone(*g);
+
+  auto kernel =
+      gpu::GPUFuncOp::create(gb, f.getLoc(), f.getName(), f.getFunctionType());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  kernel.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+  for (StringRef a : {"tile.num_warps", "tile.num_stages"})
+    if (Attribute v = f->getAttr(a))
+      kernel->setAttr(a, v);
+
+  // Move the body over (the new function's entry block is replaced).
+  Region &dst = kernel.getBody();
+  dst.getBlocks().clear();
+  dst.getBlocks().splice(dst.end(), f.getBody().getBlocks());
+  for (Block &b : dst)
+    if (auto ret = dyn_cast<func::ReturnOp>(b.getTerminator())) {
+      OpBuilder rb(ret);
+      gpu::ReturnOp::create(rb, ret.getLoc());
+      ret.erase();
+    }
+  f.erase();
+
+  static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                        gpu::Dimension::z};
+  SmallVector<Operation *> ids;
+  kernel.walk([&](Operation *op) {
+    if (isa<tile::ProgramIdOp, tile::NumProgramsOp>(op))
+      ids.push_back(op);
+  });
+  for (Operation *op : ids) {
+    OpBuilder ob(op);
+    Value v;
+    if (auto p = dyn_cast<tile::ProgramIdOp>(op))
+      v = gpu::BlockIdOp::create(ob, op->getLoc(), dims[p.getAxis()]);
+    else
+      v = gpu::GridDimOp::create(ob, op->getLoc(),
+                                 dims[cast<tile::NumProgramsOp>(op).getAxis()]);
+    v = arith::IndexCastOp::create(ob, op->getLoc(), op->getResult(0).getType(),
+                                   v);
+    op->getResult(0).replaceAllUsesWith(v);
+    op->erase();
+  }
+  return kernel;
 }

@@ -13,7 +13,24 @@
 
 #include <cstdint>
 
+namespace mlir {
+class ModuleOp;
+namespace func {
+class FuncOp;
+}
+namespace gpu {
+class GPUFuncOp;
+}
+} // namespace mlir
+
 namespace mlir::tessera {
+
+/// Moves the tile kernel `f` into a `gpu.func` kernel of `threads` threads
+/// in a `gpu.module` of its own (with the constant globals it reads), with
+/// `tile.program_id` / `tile.num_programs` as `gpu.block_id` /
+/// `gpu.grid_dim` and `gpu.return` for `func.return`. `f` is erased.
+gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp f,
+                             int64_t threads);
 
 /// Whether `t` is a memref in the GPU workgroup (shared) address space.
 bool isWorkgroupMemRef(Type t);

@@ -8,6 +8,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -265,67 +267,13 @@ struct DistributeToGPUPass
       return f.emitError() << "num_warps=" << warps << " gives " << threads
                            << " threads per block; the limit is 1024";
 
-    // The kernel's own module, with the constant globals it reads.
-    OpBuilder mb(module.getBodyRegion());
-    mb.setInsertionPointToEnd(module.getBody());
-    auto gpuModule = gpu::GPUModuleOp::create(mb, f.getLoc(),
-                                              (f.getName() + "_module").str());
-    OpBuilder gb = OpBuilder::atBlockBegin(gpuModule.getBody());
-    llvm::SetVector<StringRef> globals;
-    f.walk([&](memref::GetGlobalOp g) { globals.insert(g.getName()); });
-    for (StringRef name : globals)
-      if (auto g = module.lookupSymbol<memref::GlobalOp>(name))
-        gb.clone(*g);
-
-    auto kernel = gpu::GPUFuncOp::create(gb, f.getLoc(), f.getName(),
-                                         f.getFunctionType());
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                    UnitAttr::get(ctx));
-    kernel.setKnownBlockSizeAttr(
-        DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
-    for (StringRef a : {"tile.num_warps", "tile.num_stages"})
-      if (Attribute v = f->getAttr(a))
-        kernel->setAttr(a, v);
-
-    // Move the body over (the new function's entry block is replaced).
-    Region &dst = kernel.getBody();
-    dst.getBlocks().clear();
-    dst.getBlocks().splice(dst.end(), f.getBody().getBlocks());
-    for (Block &b : dst)
-      if (auto ret = dyn_cast<func::ReturnOp>(b.getTerminator())) {
-        OpBuilder rb(ret);
-        gpu::ReturnOp::create(rb, ret.getLoc());
-        ret.erase();
-      }
-    f.erase();
-
+    gpu::GPUFuncOp kernel = mlir::tessera::outlineKernel(module, f, threads);
     Block &entry = kernel.getBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&entry);
     Location l = kernel.getLoc();
     Mapper m;
     m.tid = gpu::ThreadIdOp::create(b, l, gpu::Dimension::x);
     m.nthreads = arith::ConstantIndexOp::create(b, l, threads);
-
-    static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
-                                          gpu::Dimension::z};
-    SmallVector<Operation *> ids;
-    kernel.walk([&](Operation *op) {
-      if (isa<ProgramIdOp, NumProgramsOp>(op))
-        ids.push_back(op);
-    });
-    for (Operation *op : ids) {
-      OpBuilder ob(op);
-      Value v;
-      if (auto p = dyn_cast<ProgramIdOp>(op))
-        v = gpu::BlockIdOp::create(ob, op->getLoc(), dims[p.getAxis()]);
-      else
-        v = gpu::GridDimOp::create(ob, op->getLoc(),
-                                   dims[cast<NumProgramsOp>(op).getAxis()]);
-      v = arith::IndexCastOp::create(ob, op->getLoc(),
-                                     op->getResult(0).getType(), v);
-      op->getResult(0).replaceAllUsesWith(v);
-      op->erase();
-    }
 
     for (Block &blk : kernel.getBody())
       if (failed(m.mapBlock(blk)))

@@ -4,8 +4,9 @@
 // i8, and casts to and from them must become integer code. This pass runs
 // on scalar code (after linalg has become loops) and rewrites
 //
-//   arith.extf   f8 -> float   bit manipulation to f32 (exact), then extf/truncf
-//   arith.truncf float -> f8   to f32 first, then round to nearest even
+//   arith.extf   f8 -> float   bit manipulation to f32 (exact), then
+//   extf/truncf arith.truncf float -> f8   to f32 first, then round to nearest
+//   even
 //                              (E4M3FN: overflow and inf -> NaN; E5M2:
 //                              overflow -> inf), NaN -> NaN
 //   arith.constant f8          an i8 constant with the same bits
@@ -64,8 +65,8 @@ Value f8ToF32(OpBuilder &b, Location l, Value bits8, bool e4m3) {
   Value isNeg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, sign,
                                       cI32(b, l, 0));
   Value sub = arith::SelectOp::create(b, l, isNeg, negSub, subMag);
-  Value isSub = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, exp,
-                                      cI32(b, l, 0));
+  Value isSub =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, exp, cI32(b, l, 0));
   Value r = arith::SelectOp::create(b, l, isSub, sub, normal);
   Value nan = arith::ConstantOp::create(
       b, l, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN()));
@@ -81,8 +82,8 @@ Value f8ToF32(OpBuilder &b, Location l, Value bits8, bool e4m3) {
       b, l, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
   Value signedInf = arith::SelectOp::create(
       b, l, isNeg, arith::NegFOp::create(b, l, inf), inf);
-  Value isInfMan = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, man,
-                                         cI32(b, l, 0));
+  Value isInfMan =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, man, cI32(b, l, 0));
   Value special = arith::SelectOp::create(b, l, isInfMan, signedInf, nan);
   return arith::SelectOp::create(b, l, isSpecial, special, r);
 }
@@ -110,9 +111,8 @@ Value f32ToF8(OpBuilder &b, Location l, Value v, bool e4m3) {
   Value r = arith::SubIOp::create(
       b, l, arith::ShRUIOp::create(b, l, rounded, cI32(b, l, drop)),
       cI32(b, l, int64_t(127 - bias) << manBits));
-  Value isOverflow =
-      arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, r,
-                            cI32(b, l, maxFinite));
+  Value isOverflow = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, r,
+                                           cI32(b, l, maxFinite));
   Value normal =
       arith::SelectOp::create(b, l, isOverflow, cI32(b, l, overflow), r);
   // Subnormal path: |x| / 2^(1 - bias - manBits), rounded to even.
@@ -187,15 +187,40 @@ struct ExpandConstant : OpRewritePattern<arith::ConstantOp> {
   }
 };
 
+/// A cast of a vector with fp8 elements (the register lowering's per-thread
+/// tiles): one scalar cast per element, which the patterns above expand.
+template <typename CastOp> struct UnrollVectorCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern<CastOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op, PatternRewriter &b) const override {
+    auto from = dyn_cast<VectorType>(op.getIn().getType());
+    auto to = dyn_cast<VectorType>(op.getType());
+    if (!from || !to || from.getRank() != 1 ||
+        (!isF8(from.getElementType()) && !isF8(to.getElementType())))
+      return failure();
+    Location l = op.getLoc();
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < from.getNumElements(); ++i) {
+      Value x = vector::ExtractOp::create(b, l, op.getIn(), i);
+      OperationState st(l, op->getName().getStringRef(), ValueRange{x},
+                        TypeRange{to.getElementType()}, op->getAttrs());
+      elems.push_back(b.create(st)->getResult(0));
+    }
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, to, elems);
+    return success();
+  }
+};
+
 struct ExpandFloat8CastsPass
     : mlir::tessera::impl::ExpandFloat8CastsPassBase<ExpandFloat8CastsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandExt, ExpandTrunc, ExpandConstant>(&getContext());
+    patterns.add<ExpandExt, ExpandTrunc, ExpandConstant,
+                 UnrollVectorCast<arith::ExtFOp>,
+                 UnrollVectorCast<arith::TruncFOp>>(&getContext());
     GreedyRewriteConfig config;
     config.enableFolding(false); // keep bitcasts of constants as written
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -405,17 +405,16 @@ TEST(RuntimeApi, SimRunsTheGpuLowering) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
-TEST(RuntimeApi, SimRejectsConfigsThatDoNotFitInSharedMemory) {
+TEST(RuntimeApi, SimRejectsTilesThatDoNotFitInRegisters) {
   auto prog = rt().loadSource("d.tile", kSource);
-  // 65536 f32 elements per tile: 256 KiB of shared memory for the loaded
-  // block alone (the reduction needs the whole tile; a purely element-wise
-  // kernel would stream through global memory instead).
+  // 65536 f32 elements per tile on 128 threads: 512 registers per thread
+  // for the loaded block alone.
   auto k = rt().compile(**prog, "center",
                         {.constants = {{"BLOCK", ConstValue::integer(65536)}}},
                         DeviceKind::Sim);
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_THAT(k.status().message(), HasSubstr("bytes of shared memory"));
+  EXPECT_THAT(k.status().message(), HasSubstr("512 registers per thread"));
 }
 
 } // namespace

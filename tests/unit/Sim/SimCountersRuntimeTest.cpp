@@ -27,7 +27,7 @@ Runtime &rt() {
 
 const char *kSource = R"(
 @kernel(grid=(cdiv(N, BLOCK),))
-def copy(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 256):
+def copy(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 512):
     off = tile.program_id(0) * BLOCK
     v = tile.load(x, offsets=(off,), shape=(BLOCK,))
     tile.store(y, v, offsets=(off,))
@@ -113,7 +113,7 @@ TEST(SimCountersRuntime, CoalescedCopyReadsTheIdealSectors) {
   EXPECT_DOUBLE_EQ(c->coalescingEfficiency, 1.0);
   EXPECT_EQ(c->globalRequests, loads.requests + stores.requests);
   EXPECT_EQ(c->sharedRequests, 0);
-  EXPECT_EQ(c->blocks, n / 256);
+  EXPECT_EQ(c->blocks, n / 512);
   // Every row names its instruction and where it comes from.
   bool sawVectorLoad = false;
   for (const SimAccessCounters &a : c->accesses) {
@@ -159,8 +159,8 @@ TEST(SimCountersRuntime, Stride32CopyReadsEightTimesTheIdealSectors) {
 
 TEST(SimCountersRuntime, RaggedTailDivergesWholeBlocksDoNot) {
   // 8 elements past the last whole block: in the last block only two
-  // lanes have a 4-element vector to copy, so the lowering's loop over
-  // the vectors splits warp 0.
+  // lanes have a 4-element vector in bounds, so the bounds check of the
+  // vectors splits warp 0.
   const int64_t n = 4096 + 8;
   Buffer x(n), y(n);
   auto k = compile("copy");

@@ -169,6 +169,56 @@ def GPUVectorizeElementwisePass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
+  let summary = "Lowers tiles with distributed layouts to per-thread registers";
+  let description = [{
+    Runs after `tessera-assign-layouts`. Each `tile.kernel` function becomes
+    a `gpu.func` kernel of `tile.num_warps x 32` threads in a `gpu.module`
+    of its own, and every tile becomes, in each thread, a vector of the
+    elements its layout assigns to that thread (`vector<8xf32>` for a
+    1024-element tile on 128 threads):
+
+    - element-wise arithmetic, casts, selects, splats and splat constants
+      act on those vectors with no data movement and no barrier;
+      `tile.arange` is computed from the thread id; unit-dimension
+      reshapes change nothing;
+    - `tile.load` / `tile.store` move each run of consecutive registers
+      along the tensor's unit-stride innermost dimension with one vector
+      access of up to 16 bytes (`ld.global.v4.b32`), bounds-checked per
+      run; threads that only repeat other threads' elements (a tile
+      smaller than its layout) do not store;
+    - `tile.reduce` combines a thread's own elements, then the lanes along
+      the axis with butterfly `gpu.shuffle`s, then, when warps lie along
+      the axis, the warps through a small shared buffer with one barrier
+      (a second one only when the buffer is reused in a loop with nothing
+      else in between);
+    - `tile.convert_layout` writes the tile to shared memory and reads it
+      back in the new layout (two barriers);
+    - scalar code runs on every thread; scalar code that writes memory
+      (atomics) runs on thread 0.
+
+    Vector accesses need aligned tensors. The kernel tests once, at entry,
+    that every tensor it accesses with vectors has an aligned first
+    element, aligned outer strides and a row length that is a multiple of
+    the vector, and runs a copy of its body with vector accesses when they
+    do and one with element accesses when they do not.
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "Shared memory available to one block (bytes); 0: not checked "
+           "here (the GPU pipeline checks it per architecture)">,
+    Option<"maxTileRegisters", "max-tile-registers", "int64_t", "128",
+           "32-bit registers one tile may take per thread; a kernel over "
+           "the limit is left unlowered with its need in "
+           "`tile.tile_registers` (0: no limit)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Maps bufferized tile programs onto GPU thread blocks";
   let description = [{

@@ -3,6 +3,7 @@
 #include "tessera/Target/GPU/Pipeline.h"
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Target/PassUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,10 +30,13 @@ namespace {
 
 const gpu::GpuArch kArchs[] = {
     // PTX ISA 8.4 (CUDA 12.4) on sm_89+ for the fp8 mma.sync forms.
-    {"sm_80", "+ptx80", 166912, 80},   {"sm_86", "+ptx80", 101376, 86},
-    {"sm_89", "+ptx84", 101376, 89},   {"sm_90", "+ptx84", 232448, 90},
-    {"sm_90a", "+ptx84", 232448, 90},  {"sm_100a", "+ptx86", 232448, 100},
+    {"sm_80", "+ptx80", 166912, 80},  {"sm_86", "+ptx80", 101376, 86},
+    {"sm_89", "+ptx84", 101376, 89},  {"sm_90", "+ptx84", 232448, 90},
+    {"sm_90a", "+ptx84", 232448, 90}, {"sm_100a", "+ptx86", 232448, 100},
 };
+
+/// 32-bit registers one tile may take per thread in the register lowering.
+constexpr int64_t kMaxTileRegisters = 128;
 
 } // namespace
 
@@ -52,32 +56,70 @@ std::string gpu::supportedArchList() {
   return s;
 }
 
+bool gpu::usesRegisterLowering(ModuleOp module) {
+  if (const char *forced = std::getenv("TESSERA_GPU_LOWERING"))
+    if (std::string(forced) == "shared")
+      return false;
+  bool all = true;
+  module.walk([&](mlir::func::FuncOp f) {
+    if (f->hasAttr("tile.kernel") && !mlir::tessera::tile::canAssignLayouts(f))
+      all = false;
+  });
+  return all;
+}
+
 Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
-  TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "tessera-convert-tile-to-linalg,func.func(tessera-unify-shape-dims),"
-          "canonicalize,cse,"
-          "func.func(convert-elementwise-to-linalg),"
-          "func.func(tessera-fuse-elementwise-keep-dots),"
-          "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
-          "allow-return-allocs-from-loops},"
-          "canonicalize,cse,func.func(buffer-hoisting,buffer-loop-hoisting,"
-          "tessera-fuse-tile-copies),"
-          "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
-          "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma{fp8=" +
-          std::string(arch.computeCapability >= 89 ? "true" : "false") +
-          "}),"
-          "func.func(convert-linalg-to-parallel-loops,"
-          "tessera-gpu-vectorize-elementwise),"
-          "tessera-distribute-to-gpu{max-shared-bytes=0},"
-          "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"
-          "tessera-gpu-async-copy,tessera-gpu-pipeline-copies,"
-          "canonicalize,cse,tessera-lower-subgroup-reduce,"
-          "canonicalize,cse"));
+  if (usesRegisterLowering(module)) {
+    TESSERA_RETURN_IF_ERROR(
+        addPipeline(pm, "func.func(tessera-unify-shape-dims),canonicalize,cse,"
+                        "tessera-lower-tile-atomics,"
+                        "func.func(tessera-assign-layouts,"
+                        "tessera-remove-layout-conversions),"
+                        "tessera-distribute-tiles{max-shared-bytes=0 "
+                        "max-tile-registers=" +
+                            std::to_string(kMaxTileRegisters) +
+                            "},"
+                            "symbol-dce,canonicalize,cse"));
+  } else {
+    TESSERA_RETURN_IF_ERROR(addPipeline(
+        pm,
+        "tessera-convert-tile-to-linalg,func.func(tessera-unify-shape-dims),"
+        "canonicalize,cse,"
+        "func.func(convert-elementwise-to-linalg),"
+        "func.func(tessera-fuse-elementwise-keep-dots),"
+        "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
+        "allow-return-allocs-from-loops},"
+        "canonicalize,cse,func.func(buffer-hoisting,buffer-loop-hoisting,"
+        "tessera-fuse-tile-copies),"
+        "tessera-lower-tile-atomics,tessera-copy-to-linalg,"
+        "func.func(tessera-gpu-warp-reduce,tessera-gpu-matmul-to-mma{fp8=" +
+            std::string(arch.computeCapability >= 89 ? "true" : "false") +
+            "}),"
+            "func.func(convert-linalg-to-parallel-loops,"
+            "tessera-gpu-vectorize-elementwise),"
+            "tessera-distribute-to-gpu{max-shared-bytes=0},"
+            "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"
+            "tessera-gpu-async-copy,tessera-gpu-pipeline-copies,"
+            "canonicalize,cse,tessera-lower-subgroup-reduce,"
+            "canonicalize,cse"));
+  }
   TESSERA_RETURN_IF_ERROR(
       runPasses(pm, module, "GPU mapping", StatusCode::kInvalidArgument));
   // A configuration that does not fit is a resource problem (the autotuner
-  // prunes on it), not bad input.
+  // prunes on it), not bad input. In registers: a tile that alone needs
+  // more than half of a thread's 255 registers would spill.
+  int64_t words = 0;
+  module.walk([&](mlir::gpu::GPUFuncOp f) {
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.tile_registers"))
+      words = std::max(words, a.getInt());
+  });
+  if (words > kMaxTileRegisters)
+    return Status(StatusCode::kResourceExhausted,
+                  "this configuration needs " + std::to_string(words) +
+                      " registers per thread for one tile (at most " +
+                      std::to_string(kMaxTileRegisters) +
+                      "); use smaller tiles or more warps");
   int64_t bytes = sharedBytes(module);
   if (bytes > arch.maxSharedBytes)
     return Status(StatusCode::kResourceExhausted,

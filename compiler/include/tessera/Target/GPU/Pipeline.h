@@ -36,6 +36,12 @@ std::string supportedArchList();
 /// more shared memory than `arch` has.
 Status lowerToGPUDialect(mlir::ModuleOp module, const GpuArch &arch);
 
+/// Whether `lowerToGPUDialect` keeps the module's tiles in registers
+/// (distributed layouts) rather than in shared memory: every kernel's
+/// operations have a register lowering, and `TESSERA_GPU_LOWERING` is not
+/// `shared`.
+bool usesRegisterLowering(mlir::ModuleOp module);
+
 /// From the gpu-dialect module: NVVM, LLVM's NVPTX back end, PTX text of
 /// the kernel's module.
 StatusOr<std::string> translateToPTX(mlir::ModuleOp module,

@@ -427,3 +427,21 @@ LogicalResult ReduceOp::verify() {
 
 #define GET_OP_CLASSES
 #include "tessera/Dialect/Tile/IR/TileOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ConvertLayoutOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  // convert(convert(x)) moves the data once.
+  if (auto inner = getSource().getDefiningOp<ConvertLayoutOp>();
+      inner) {
+    if (inner.getSource().getType() == getType())
+      return inner.getSource();
+    getSourceMutable().assign(inner.getSource());
+    return getResult();
+  }
+  return {};
+}

@@ -4,6 +4,7 @@
 #define TESSERA_DIALECT_TILE_IR_TILEOPS_TD
 
 include "tessera/Dialect/Tile/IR/TileDialect.td"
+include "tessera/Dialect/Tile/IR/TileLayouts.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/CommonTypeConstraints.td"
@@ -298,6 +299,30 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     $kind $source attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Distributed layouts
+//===----------------------------------------------------------------------===//
+
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
+    SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
+  let summary = "Moves a tile's elements to the threads of another layout";
+  let description = [{
+    The same tile with another distributed layout (the encoding of its
+    tensor type). Lowered through shared memory: every thread writes its
+    elements, the block synchronises, every thread reads the elements its
+    new layout assigns to it. The layout passes insert these only where two
+    uses disagree and remove the ones they can.
+
+    ```mlir
+    %b = tile.convert_layout %a : tensor<64xf32, #tile.slice<...>> -> tensor<64xf32, #tile.blocked<...>>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasFolder = 1;
 }
 
 #endif // TESSERA_DIALECT_TILE_IR_TILEOPS_TD

@@ -36,4 +36,56 @@ def FoldMasksPass : Pass<"tessera-fold-masks"> {
   let dependentDialects = ["::mlir::tessera::tile::TileDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Distributed layouts
+//===----------------------------------------------------------------------===//
+
+def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
+  let summary = "Gives every tile of a GPU kernel a distributed layout";
+  let description = [{
+    Attaches a `#tile.blocked` or `#tile.slice` layout to the tensor type
+    of every tile (rank >= 1) of a `tile.kernel` function, for a block of
+    `tile.num_warps` warps.
+
+    Tiles that element-wise operations, masks, loop-carried values and
+    unit-dimension reshapes tie together share one layout. Global accesses
+    are the anchors: a `tile.load` or `tile.store` whose innermost tile
+    dimension is the tensor's unit-stride innermost dimension asks for
+    16-byte vectors per thread along it (`sizePerThread` of 16 bytes over
+    the element size, at most `tile.vector_width`), and the group takes the
+    widest request that does not leave threads without elements of their
+    own. Lanes and then warps are laid along the fastest dimension first.
+    A reduction's result gets the slice of its operand's layout; where the
+    result meets tiles of another layout a `tile.convert_layout` is
+    inserted.
+
+    ```mlir
+    %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+    ```
+    becomes, with 4 warps,
+    ```mlir
+    %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32, #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>>
+    ```
+
+    Kernels the register lowering does not cover yet (matrix products,
+    transposes, broadcasts, general reshapes) are rejected with an error
+    naming the operation; `canAssignLayouts` tells the pipeline beforehand.
+  }];
+  let dependentDialects = ["::mlir::tessera::tile::TileDialect"];
+}
+
+def RemoveLayoutConversionsPass
+    : Pass<"tessera-remove-layout-conversions", "::mlir::func::FuncOp"> {
+  let summary = "Removes tile.convert_layout where the data need not move";
+  let description = [{
+    Folds conversions to the layout a tile already has and chains of
+    conversions, and rematerialises tiles that are cheaper to recompute in
+    the wanted layout than to move through shared memory: splats, splat
+    constants and `tile.arange` (which every thread computes from its own
+    thread id), and element-wise operations whose operands are all such
+    tiles.
+  }];
+  let dependentDialects = ["::mlir::tessera::tile::TileDialect"];
+}
+
 #endif // TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_TD

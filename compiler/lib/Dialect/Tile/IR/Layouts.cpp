@@ -1,0 +1,219 @@
+//===- Layouts.cpp - Distributed tile layouts -----------------------------===//
+
+#include "tessera/Dialect/Tile/IR/Layouts.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+//===----------------------------------------------------------------------===//
+// Attribute verification
+//===----------------------------------------------------------------------===//
+
+int64_t BlockedLayoutAttr::getNumWarps() const {
+  int64_t n = 1;
+  for (int64_t w : getWarpsPerCTA())
+    n *= w;
+  return n;
+}
+
+LogicalResult BlockedLayoutAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError,
+    ArrayRef<int64_t> sizePerThread, ArrayRef<int64_t> threadsPerWarp,
+    ArrayRef<int64_t> warpsPerCTA, ArrayRef<int64_t> order) {
+  size_t rank = sizePerThread.size();
+  if (threadsPerWarp.size() != rank || warpsPerCTA.size() != rank ||
+      order.size() != rank)
+    return emitError() << "blocked layout parameters differ in rank";
+  int64_t lanes = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    if (sizePerThread[d] < 1 || threadsPerWarp[d] < 1 || warpsPerCTA[d] < 1)
+      return emitError() << "blocked layout sizes must be positive";
+    lanes *= threadsPerWarp[d];
+  }
+  if (lanes != 32)
+    return emitError() << "threadsPerWarp multiplies to " << lanes
+                       << ", not 32";
+  SmallVector<bool> seen(rank, false);
+  for (int64_t d : order) {
+    if (d < 0 || d >= int64_t(rank) || seen[d])
+      return emitError() << "order must be a permutation of 0.." << rank - 1;
+    seen[d] = true;
+  }
+  return success();
+}
+
+LogicalResult
+SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        unsigned dim, BlockedLayoutAttr parent) {
+  if (!parent)
+    return emitError() << "slice layout needs a blocked parent";
+  if (dim >= parent.getRank())
+    return emitError() << "slice dimension " << dim
+                       << " is out of range for a rank-" << parent.getRank()
+                       << " parent";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Layout arithmetic
+//===----------------------------------------------------------------------===//
+
+Attribute mlir::tessera::tile::getLayout(Type type) {
+  if (auto t = dyn_cast<RankedTensorType>(type))
+    if (Attribute e = t.getEncoding();
+        isa_and_nonnull<BlockedLayoutAttr, SliceLayoutAttr>(e))
+      return e;
+  return {};
+}
+
+RankedTensorType mlir::tessera::tile::withLayout(RankedTensorType type,
+                                                 Attribute layout) {
+  return RankedTensorType::get(type.getShape(), type.getElementType(), layout);
+}
+
+BlockedLayoutAttr mlir::tessera::tile::getBlockedParent(Attribute layout) {
+  if (auto b = dyn_cast_or_null<BlockedLayoutAttr>(layout))
+    return b;
+  if (auto s = dyn_cast_or_null<SliceLayoutAttr>(layout))
+    return s.getParent();
+  return {};
+}
+
+SmallVector<unsigned> mlir::tessera::tile::getKeptParentDims(Attribute layout) {
+  BlockedLayoutAttr parent = getBlockedParent(layout);
+  SmallVector<unsigned> dims;
+  auto slice = dyn_cast<SliceLayoutAttr>(layout);
+  for (unsigned d = 0; d < parent.getRank(); ++d)
+    if (!slice || d != slice.getDim())
+      dims.push_back(d);
+  return dims;
+}
+
+/// The tile shape along the parent's dimensions: the sliced dimension gets
+/// one element per thread and no repetition.
+static SmallVector<int64_t> parentShape(Attribute layout,
+                                        ArrayRef<int64_t> shape) {
+  auto slice = dyn_cast<SliceLayoutAttr>(layout);
+  if (!slice)
+    return SmallVector<int64_t>(shape);
+  SmallVector<int64_t> p(shape);
+  p.insert(p.begin() + slice.getDim(), 1);
+  return p;
+}
+
+SmallVector<DimSpread>
+mlir::tessera::tile::getDimSpreads(BlockedLayoutAttr layout,
+                                   ArrayRef<int64_t> shape) {
+  unsigned rank = layout.getRank();
+  SmallVector<DimSpread> spreads(rank);
+  int64_t laneStride = 1, warpStride = 1;
+  for (int64_t d : layout.getOrder()) {
+    DimSpread &s = spreads[d];
+    s.size = shape[d];
+    s.perThread = layout.getSizePerThread()[d];
+    s.lanes = layout.getThreadsPerWarp()[d];
+    s.warps = layout.getWarpsPerCTA()[d];
+    s.laneStride = laneStride;
+    s.warpStride = warpStride;
+    laneStride *= s.lanes;
+    warpStride *= s.warps;
+  }
+  return spreads;
+}
+
+bool mlir::tessera::tile::isValidLayout(Attribute layout,
+                                        ArrayRef<int64_t> shape) {
+  BlockedLayoutAttr parent = getBlockedParent(layout);
+  if (!parent)
+    return false;
+  SmallVector<int64_t> p = parentShape(layout, shape);
+  if (p.size() != parent.getRank())
+    return false;
+  auto slice = dyn_cast<SliceLayoutAttr>(layout);
+  for (auto [d, s] : llvm::enumerate(getDimSpreads(parent, p))) {
+    if (slice && d == slice.getDim())
+      continue;
+    if (s.size % s.perThread != 0)
+      return false;
+    if (s.size >= s.extent() && s.size % s.extent() != 0)
+      return false;
+  }
+  return true;
+}
+
+/// Per-dimension (elements per thread, repetitions) of the parent, with the
+/// sliced dimension collapsed to one register.
+static void registerGrid(Attribute layout, ArrayRef<int64_t> shape,
+                         SmallVector<int64_t> &within,
+                         SmallVector<int64_t> &reps,
+                         SmallVector<DimSpread> &spreads) {
+  BlockedLayoutAttr parent = getBlockedParent(layout);
+  SmallVector<int64_t> p = parentShape(layout, shape);
+  spreads = getDimSpreads(parent, p);
+  auto slice = dyn_cast<SliceLayoutAttr>(layout);
+  within.assign(p.size(), 1);
+  reps.assign(p.size(), 1);
+  for (auto [d, s] : llvm::enumerate(spreads)) {
+    if (slice && d == slice.getDim())
+      continue;
+    within[d] = s.perThread;
+    reps[d] = s.replicated() ? 1 : s.size / s.extent();
+  }
+}
+
+int64_t mlir::tessera::tile::getNumRegisters(Attribute layout,
+                                             ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> within, reps;
+  SmallVector<DimSpread> spreads;
+  registerGrid(layout, shape, within, reps, spreads);
+  int64_t n = 1;
+  for (size_t d = 0; d < within.size(); ++d)
+    n *= within[d] * reps[d];
+  return n;
+}
+
+SmallVector<SmallVector<int64_t>>
+mlir::tessera::tile::getRegisterOffsets(Attribute layout,
+                                        ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> within, reps;
+  SmallVector<DimSpread> spreads;
+  registerGrid(layout, shape, within, reps, spreads);
+  BlockedLayoutAttr parent = getBlockedParent(layout);
+  ArrayRef<int64_t> order = parent.getOrder();
+  unsigned rank = within.size();
+  int64_t n = getNumRegisters(layout, shape);
+  SmallVector<unsigned> kept = getKeptParentDims(layout);
+  SmallVector<SmallVector<int64_t>> result;
+  result.reserve(n);
+  for (int64_t r = 0; r < n; ++r) {
+    SmallVector<int64_t> off(rank, 0);
+    int64_t rest = r;
+    // Elements within a thread's block, fastest dimension first ...
+    for (int64_t d : order) {
+      off[d] += rest % within[d];
+      rest /= within[d];
+    }
+    // ... then the repetitions of the layout's extent.
+    for (int64_t d : order) {
+      off[d] += (rest % reps[d]) * spreads[d].extent();
+      rest /= reps[d];
+    }
+    SmallVector<int64_t> k;
+    for (unsigned d : kept)
+      k.push_back(off[d]);
+    result.push_back(std::move(k));
+  }
+  return result;
+}
+
+int64_t mlir::tessera::tile::getContiguousRegisters(Attribute layout,
+                                                    ArrayRef<int64_t> shape) {
+  BlockedLayoutAttr parent = getBlockedParent(layout);
+  int64_t fastest = parent.getOrder()[0];
+  if (auto slice = dyn_cast<SliceLayoutAttr>(layout);
+      slice && slice.getDim() == fastest)
+    return 1;
+  return parent.getSizePerThread()[fastest];
+}

@@ -1,0 +1,389 @@
+//===- AssignLayouts.cpp - Distributed layouts for a kernel's tiles -------===//
+//
+// Tiles tied together by element-wise use share a layout; global accesses
+// choose it (16-byte vectors along a unit-stride innermost dimension); a
+// reduction's result is the slice of its operand's layout. See the pass
+// description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Dialect/Tile/IR/Layouts.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::tessera::tile {
+#define GEN_PASS_DEF_ASSIGNLAYOUTSPASS
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tessera::tile
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+namespace {
+
+/// A tile: a statically shaped tensor of rank >= 1.
+bool isTile(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.getRank() >= 1 && rt.hasStaticShape();
+}
+
+bool hasTiles(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), isTile) ||
+         llvm::any_of(op->getResultTypes(), isTile);
+}
+
+/// The dimensions of a shape that are not 1.
+SmallVector<int64_t> squeezed(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s;
+  for (int64_t d : shape)
+    if (d != 1)
+      s.push_back(d);
+  return s;
+}
+
+/// Operations the register lowering covers whose tiles all share a layout.
+bool isElementwise(Operation *op) {
+  Dialect *d = op->getDialect();
+  if (isa<arith::ConstantOp>(op))
+    return true;
+  return d && isa<arith::ArithDialect, math::MathDialect>(d) &&
+         op->getNumRegions() == 0;
+}
+
+/// Why `op` has no register lowering, or the empty string.
+std::string unsupportedReason(Operation *op) {
+  if (!hasTiles(op))
+    return "";
+  if (isElementwise(op) ||
+      isa<SplatOp, ArangeOp, LoadOp, StoreOp, GatherOp, ScatterOp, ReduceOp,
+          ConvertLayoutOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op))
+    return "";
+  if (auto r = dyn_cast<ReshapeOp>(op)) {
+    if (squeezed(r.getSource().getType().getShape()) ==
+        squeezed(r.getType().getShape()))
+      return "";
+    return "a reshape that moves elements between dimensions";
+  }
+  return "'" + op->getName().getStringRef().str() + "'";
+}
+
+/// Union-find over the tile values of a kernel.
+class Groups {
+public:
+  Value find(Value v) {
+    auto it = parent.find(v);
+    if (it == parent.end()) {
+      parent[v] = v;
+      return v;
+    }
+    if (it->second == v)
+      return v;
+    Value root = find(it->second);
+    parent[v] = root;
+    return root;
+  }
+  void unite(Value a, Value b) {
+    Value ra = find(a), rb = find(b);
+    if (ra != rb)
+      parent[ra] = rb;
+  }
+  void unite(ValueRange vs) {
+    Value first;
+    for (Value v : vs) {
+      if (!isTile(v.getType()))
+        continue;
+      if (!first)
+        first = v;
+      else
+        unite(first, v);
+    }
+  }
+
+private:
+  DenseMap<Value, Value> parent;
+};
+
+/// What one group of tiles asks of its layout.
+struct Request {
+  SmallVector<int64_t> shape; // squeezed shape shared by the group
+  int64_t vector = 0;         // widest access request (0: no access)
+  bool fromAccess = false;
+};
+
+/// A blocked layout for a squeezed shape (rank >= 1), `vector` elements per
+/// thread along the last dimension, lanes and warps fastest dimension first.
+BlockedLayoutAttr makeLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                             int64_t vector, int64_t warps) {
+  unsigned rank = shape.size();
+  SmallVector<int64_t> size(rank, 1), lanes(rank, 1), wps(rank, 1), order;
+  for (int d = rank - 1; d >= 0; --d)
+    order.push_back(d);
+  size[rank - 1] = vector;
+  int64_t laneLeft = 32, warpLeft = warps;
+  for (int64_t d : order) {
+    int64_t room = shape[d] / size[d];
+    while (laneLeft > 1 && room % 2 == 0 && lanes[d] * 2 <= room) {
+      lanes[d] *= 2;
+      laneLeft /= 2;
+    }
+  }
+  lanes[order[0]] *= laneLeft; // a tile too small for a warp: replicated
+  for (int64_t d : order) {
+    int64_t room = shape[d] / (size[d] * lanes[d]);
+    while (warpLeft > 1 && room % 2 == 0 && wps[d] * 2 <= room) {
+      wps[d] *= 2;
+      warpLeft /= 2;
+    }
+  }
+  wps[order[0]] *= warpLeft;
+  return BlockedLayoutAttr::get(ctx, size, lanes, wps, order);
+}
+
+/// `layout` (for the squeezed shape) on a tile of `shape`: unit dimensions
+/// get one element, lane and warp each and come last in the order.
+BlockedLayoutAttr expandLayout(BlockedLayoutAttr layout,
+                               ArrayRef<int64_t> shape) {
+  MLIRContext *ctx = layout.getContext();
+  unsigned rank = shape.size();
+  SmallVector<int64_t> pos; // tile dimension of each squeezed dimension
+  for (unsigned d = 0; d < rank; ++d)
+    if (shape[d] != 1)
+      pos.push_back(d);
+  if (pos.empty()) // an all-unit tile uses its last dimension
+    pos.push_back(rank - 1);
+  SmallVector<int64_t> size(rank, 1), lanes(rank, 1), wps(rank, 1), order;
+  for (auto [i, d] : llvm::enumerate(pos)) {
+    size[d] = layout.getSizePerThread()[i];
+    lanes[d] = layout.getThreadsPerWarp()[i];
+    wps[d] = layout.getWarpsPerCTA()[i];
+  }
+  for (int64_t i : layout.getOrder())
+    order.push_back(pos[i]);
+  for (int d = rank - 1; d >= 0; --d)
+    if (!llvm::is_contained(pos, d))
+      order.push_back(d);
+  return BlockedLayoutAttr::get(ctx, size, lanes, wps, order);
+}
+
+/// The vector width a global access asks for (1 when its innermost tile
+/// dimension is not the tensor's unit-stride innermost dimension).
+int64_t accessVector(Value tile, Value memref, int64_t cap) {
+  auto tt = cast<RankedTensorType>(tile.getType());
+  auto mt = cast<MemRefType>(memref.getType());
+  int64_t bits = tt.getElementTypeBitWidth();
+  int64_t bytes = std::max<int64_t>(1, bits / 8);
+  if (tt.getShape().back() == 1)
+    return 1;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(mt.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(cap, 16 / bytes));
+}
+
+struct AssignLayoutsPass
+    : mlir::tessera::tile::impl::AssignLayoutsPassBase<AssignLayoutsPass> {
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    if (!f->hasAttr(TileDialect::getKernelAttrName()))
+      return;
+    std::string why;
+    if (!canAssignLayouts(f, &why)) {
+      f.emitError() << "has no register lowering: " << why;
+      return signalPassFailure();
+    }
+    int64_t warps = 4, cap = 16;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
+      warps = a.getInt();
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.vector_width"))
+      cap = std::max<int64_t>(1, a.getInt());
+
+    // 1. Group the tiles that must share a layout.
+    Groups groups;
+    SmallVector<Value> tiles;
+    auto note = [&](Value v) {
+      if (isTile(v.getType())) {
+        tiles.push_back(v);
+        groups.find(v);
+      }
+    };
+    f.walk([&](Operation *op) {
+      for (Region &r : op->getRegions())
+        for (Block &b : r)
+          for (BlockArgument a : b.getArguments())
+            note(a);
+      for (Value v : op->getResults())
+        note(v);
+      if (isElementwise(op) || isa<ReshapeOp, LoadOp, StoreOp, GatherOp,
+                                   ScatterOp, SplatOp, ArangeOp>(op)) {
+        SmallVector<Value> vs(op->getOperands());
+        if (auto st = dyn_cast<StoreOp>(op))
+          vs.erase(vs.begin() + 1); // the memref
+        llvm::append_range(vs, op->getResults());
+        groups.unite(vs);
+      } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg, res] :
+             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                       loop.getResults()))
+          groups.unite(ValueRange{init, arg, res});
+      } else if (auto y = dyn_cast<scf::YieldOp>(op)) {
+        Operation *parent = y->getParentOp();
+        if (isa<scf::ForOp>(parent)) {
+          auto loop = cast<scf::ForOp>(parent);
+          for (auto [v, arg] :
+               llvm::zip(y.getOperands(), loop.getRegionIterArgs()))
+            groups.unite(ValueRange{v, arg});
+        } else if (isa<scf::IfOp>(parent)) {
+          for (auto [v, res] : llvm::zip(y.getOperands(), parent->getResults()))
+            groups.unite(ValueRange{v, res});
+        }
+      }
+    });
+
+    // 2. What each group asks for.
+    llvm::MapVector<Value, Request> requests;
+    for (Value v : tiles) {
+      Request &r = requests[groups.find(v)];
+      SmallVector<int64_t> s =
+          squeezed(cast<RankedTensorType>(v.getType()).getShape());
+      if (s.empty())
+        s.push_back(1);
+      if (r.shape.empty())
+        r.shape = s;
+      else if (r.shape != s) {
+        f.emitError() << "tiles of shapes [" << r.shape << "] and [" << s
+                      << "] meet element-wise";
+        return signalPassFailure();
+      }
+    }
+    auto ask = [&](Value tile, Value memref, bool contiguous) {
+      Request &r = requests[groups.find(tile)];
+      int64_t v = contiguous ? accessVector(tile, memref, cap) : 1;
+      r.vector = std::max(r.vector, v);
+      r.fromAccess = true;
+    };
+    f.walk([&](Operation *op) {
+      if (auto ld = dyn_cast<LoadOp>(op))
+        ask(ld.getResult(), ld.getSource(), true);
+      else if (auto st = dyn_cast<StoreOp>(op))
+        ask(st.getValue(), st.getDest(), true);
+      else if (auto g = dyn_cast<GatherOp>(op))
+        ask(g.getResult(), g.getSource(), false);
+      else if (auto s = dyn_cast<ScatterOp>(op))
+        ask(s.getValue(), s.getDest(), false);
+    });
+
+    // 3. One layout per group: the widest vector that divides the fastest
+    // dimension and leaves every thread elements of its own.
+    MLIRContext *ctx = &getContext();
+    DenseMap<Value, Attribute> layoutOf;
+    for (auto &[root, r] : requests) {
+      int64_t elems = 1;
+      for (int64_t d : r.shape)
+        elems *= d;
+      int64_t v = r.fromAccess ? r.vector : 4;
+      v = std::min(v, std::max<int64_t>(1, elems / (32 * warps)));
+      while (v > 1 && r.shape.back() % v != 0)
+        v /= 2;
+      layoutOf[root] = makeLayout(ctx, r.shape, std::max<int64_t>(v, 1), warps);
+    }
+
+    // 4. Reductions: the result is the slice of the operand's layout. A
+    // group without accesses of its own takes it; one with accesses keeps
+    // its layout and the result is converted.
+    DenseMap<Value, Attribute> fixed; // per value, overriding the group's
+    auto layoutFor = [&](Value v) -> Attribute {
+      if (auto it = fixed.find(v); it != fixed.end())
+        return it->second;
+      auto shape = cast<RankedTensorType>(v.getType()).getShape();
+      return expandLayout(cast<BlockedLayoutAttr>(layoutOf[groups.find(v)]),
+                          shape);
+    };
+    SmallVector<std::pair<ReduceOp, Attribute>> conversions;
+    f.walk([&](ReduceOp red) {
+      if (!isTile(red.getType()))
+        return;
+      Attribute src = layoutFor(red.getSource());
+      auto slice = SliceLayoutAttr::get(ctx, red.getAxis(),
+                                        cast<BlockedLayoutAttr>(src));
+      Value root = groups.find(red.getResult());
+      if (!requests[root].fromAccess && !isa<SliceLayoutAttr>(layoutOf[root]) &&
+          squeezed(red.getType().getShape()) ==
+              SmallVector<int64_t>(red.getType().getShape())) {
+        // The whole group follows the reduction (unit dimensions would
+        // need a parent of their own, so only groups without them).
+        layoutOf[root] = slice;
+        return;
+      }
+      fixed[red.getResult()] = slice;
+      conversions.push_back({red, slice});
+    });
+    auto layoutOfValue = [&](Value v) -> Attribute {
+      if (auto it = fixed.find(v); it != fixed.end())
+        return it->second;
+      Attribute l = layoutOf[groups.find(v)];
+      if (auto b = dyn_cast<BlockedLayoutAttr>(l))
+        return expandLayout(b, cast<RankedTensorType>(v.getType()).getShape());
+      return l;
+    };
+
+    // 5. Retype: every tile value, then the constants' attributes.
+    for (Value v : tiles) {
+      auto t = cast<RankedTensorType>(v.getType());
+      Attribute l = layoutOfValue(v);
+      if (!isValidLayout(l, t.getShape())) {
+        emitError(v.getLoc()) << "no valid layout for a tile of " << t;
+        return signalPassFailure();
+      }
+      v.setType(withLayout(t, l));
+    }
+    // A reduction result whose group kept another layout: the group's
+    // users see a converted copy.
+    for (auto [red, slice] : conversions) {
+      Value res = red.getResult();
+      auto t = cast<RankedTensorType>(res.getType());
+      Attribute groupLayout = layoutOf[groups.find(res)];
+      if (auto b = dyn_cast<BlockedLayoutAttr>(groupLayout))
+        groupLayout = expandLayout(b, t.getShape());
+      if (groupLayout == slice)
+        continue;
+      OpBuilder b(red->getContext());
+      b.setInsertionPointAfter(red);
+      auto conv = ConvertLayoutOp::create(b, red.getLoc(),
+                                          withLayout(t, groupLayout), res);
+      res.replaceAllUsesExcept(conv.getResult(), conv);
+    }
+    f.walk([&](arith::ConstantOp c) {
+      auto t = dyn_cast<RankedTensorType>(c.getType());
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (t && dense && dense.getType() != t)
+        c.setValueAttr(dense.reshape(t));
+    });
+  }
+};
+
+} // namespace
+
+bool mlir::tessera::tile::canAssignLayouts(func::FuncOp kernel,
+                                           std::string *why) {
+  std::string reason;
+  kernel.walk([&](Operation *op) {
+    reason = unsupportedReason(op);
+    if (reason.empty() && isa<tensor::ExtractOp>(op) &&
+        cast<tensor::ExtractOp>(op).getTensor().getType().getRank() != 0)
+      reason = "element extraction from a tile";
+    if (reason.empty() && isa<scf::WhileOp>(op) && hasTiles(op))
+      reason = "a while loop carrying tiles";
+    return reason.empty() ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  if (why)
+    *why = reason;
+  return reason.empty();
+}

@@ -1,0 +1,128 @@
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-assign-layouts),tessera-distribute-tiles,canonicalize,cse)' | FileCheck %s
+
+// Each thread holds 8 of the 1024 elements (two runs of 4): two 16-byte
+// loads and stores per thread, bounds-checked per run, in a body that runs
+// when the tensors are aligned (tested once at entry); the other copy of
+// the body moves element by element.
+// CHECK-LABEL: gpu.func @copy
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: scf.if %{{.*}} {
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: vector.store
+// CHECK: } else {
+// CHECK-NOT: vector.load
+// CHECK: memref.load
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @copy(%a: memref<?xf32, strided<[1], offset: ?>>, %c: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %p = tile.program_id 0 : i64
+  %c1024 = arith.constant 1024 : i64
+  %i0 = arith.muli %p, %c1024 : i64
+  %x = tile.load %a[%i0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%i0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// Negative case: an offset the compiler cannot prove a multiple of the
+// vector (a scalar argument) keeps the accesses element-wide, with no
+// alignment test.
+// CHECK-LABEL: gpu.func @unaligned_offset
+// CHECK-NOT: vector.load
+// CHECK-NOT: extract_aligned_pointer
+// CHECK: memref.load
+func.func @unaligned_offset(%a: memref<?xf32, strided<[1], offset: ?>>, %c: memref<?xf32, strided<[1], offset: ?>>, %i0: i64) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %x = tile.load %a[%i0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%i0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// Negative case: a tensor without a unit innermost stride.
+// CHECK-LABEL: gpu.func @strided
+// CHECK-NOT: vector.load
+// CHECK: memref.load
+func.func @strided(%a: memref<?xf32, strided<[?], offset: ?>>, %c: memref<?xf32, strided<[?], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[?], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[?], offset: ?>>
+  return
+}
+
+// -----
+
+// A sum over 1024 elements on 4 warps: 8 elements in each thread, five
+// butterfly shuffles across the lanes, then one barrier to combine the
+// four warps' partial sums through a 16-byte shared buffer. The atomic
+// runs on thread 0 only.
+// CHECK-LABEL: gpu.func @sum
+// CHECK-SAME: tile.shared_bytes = 16 : i64
+// CHECK: gpu.dynamic_shared_memory
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: scf.if
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: arith.cmpi eq, %{{.*}}, %c0
+// CHECK: scf.if
+// CHECK-NEXT: tile.atomic_rmw add
+func.func @sum(%a: memref<?xf32, strided<[1], offset: ?>>, %out: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  %s = tile.reduce sum %x {axis = 0 : i32} : tensor<1024xf32> -> tensor<f32>
+  %e = tensor.extract %s[] : tensor<f32>
+  tile.atomic_rmw add %e, %out[%c0] : f32, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// A reduction alone in a loop body reuses its shared buffer on the next
+// iteration: a barrier before the write keeps the slowest warp's read of
+// the previous iteration safe. Two barriers per iteration.
+// CHECK-LABEL: gpu.func @max_loop
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+func.func @max_loop(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %out: memref<?xf32, strided<[1], offset: ?>>, %n: i64) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %ninf = arith.constant 0xFF800000 : f32
+  %m = scf.for %r = %c0 to %n step %c1 iter_args(%acc = %ninf) -> (f32) : i64 {
+    %x = tile.load %a[%r, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x512xf32>
+    %y = tile.reshape %x : tensor<1x512xf32> -> tensor<512xf32>
+    %s = tile.reduce max %y {axis = 0 : i32} : tensor<512xf32> -> tensor<f32>
+    %e = tensor.extract %s[] : tensor<f32>
+    %next = arith.maximumf %acc, %e : f32
+    scf.yield %next : f32
+  }
+  tile.atomic_rmw max %m, %out[%c0] : f32, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// A tile smaller than the block (64 elements, 128 threads): threads 64..127
+// repeat threads 0..63; they do not store.
+// CHECK-LABEL: gpu.func @replicated
+// CHECK: %[[T:.*]] = arith.addi
+// CHECK: %[[E:.*]] = arith.remui %[[T]], %c64
+// CHECK: memref.load %{{.*}}[%[[E]]]
+// CHECK: %[[OWN:.*]] = arith.cmpi ult, %[[T]], %c64
+// CHECK: %[[OK:.*]] = arith.andi %{{.*}}, %[[OWN]]
+// CHECK: scf.if %[[OK]]
+// CHECK-NEXT: memref.store
+func.func @replicated(%a: memref<?xf32, strided<[?], offset: ?>>, %c: memref<?xf32, strided<[?], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  tile.store %x, %c[%c0] : tensor<64xf32>, memref<?xf32, strided<[?], offset: ?>>
+  return
+}

@@ -1,0 +1,137 @@
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-assign-layouts))' | FileCheck %s
+
+// A STREAM-like kernel: loads, element-wise math and a store share one
+// layout; f32 on a unit-stride tensor asks for 16-byte vectors (4 elements
+// per thread), 32 lanes and 4 warps along the only dimension.
+// CHECK: #[[B4:.*]] = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @triad
+// CHECK: tile.load {{.*}} -> tensor<1024xf32, #[[B4]]>
+// CHECK: tile.splat {{.*}} : tensor<1024xf32, #[[B4]]>
+// CHECK: arith.mulf {{.*}} : tensor<1024xf32, #[[B4]]>
+// CHECK: tile.store {{.*}} : tensor<1024xf32, #[[B4]]>
+func.func @triad(%a: memref<?xf32, strided<[1], offset: ?>>, %b: memref<?xf32, strided<[1], offset: ?>>, %s: f32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  %k = tile.splat %s : tensor<1024xf32>
+  %y = arith.mulf %x, %k : tensor<1024xf32>
+  tile.store %y, %b[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// f16 asks for 8 elements per thread (16 bytes); the f32 arithmetic after
+// the cast keeps the same layout, so no conversion is needed.
+// CHECK: #[[B8:.*]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @f16_widen
+// CHECK: tile.load {{.*}} -> tensor<1024xf16, #[[B8]]>
+// CHECK: arith.extf {{.*}} to tensor<1024xf32, #[[B8]]>
+// CHECK-NOT: tile.convert_layout
+func.func @f16_widen(%a: memref<?xf16, strided<[1], offset: ?>>, %b: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf16, strided<[1], offset: ?>> -> tensor<1024xf16>
+  %y = arith.extf %x : tensor<1024xf16> to tensor<1024xf32>
+  tile.store %y, %b[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// VECTOR_WIDTH caps the elements per thread.
+// CHECK: #tile.blocked<sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @capped
+func.func @capped(%a: memref<?xf32, strided<[1], offset: ?>>, %b: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.vector_width = 2 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %b[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// Negative case: a tensor whose innermost stride is not known to be 1
+// cannot be read with vectors, so one element per thread.
+// CHECK: #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @strided
+func.func @strided(%a: memref<?xf32, strided<[?], offset: ?>>, %b: memref<?xf32, strided<[?], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[?], offset: ?>> -> tensor<256xf32>
+  tile.store %x, %b[%c0] : tensor<256xf32>, memref<?xf32, strided<[?], offset: ?>>
+  return
+}
+
+// -----
+
+// A tile smaller than the block: the vector shrinks so that every thread
+// holds elements of its own (256 elements, 128 threads: 2 each).
+// CHECK: #tile.blocked<sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @small
+func.func @small(%a: memref<?xf32, strided<[1], offset: ?>>, %b: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<256xf32>
+  tile.store %x, %b[%c0] : tensor<256xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// Unit dimensions: a [1, 1024] block read from a 2-D tensor and reshaped to
+// 1-D keeps its elements in the same threads; unit dimensions come last in
+// the order with one element, lane and warp. A row reduction's result is a
+// scalar (rank 0) every thread holds.
+// CHECK-DAG: #[[R2:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]>
+// CHECK-DAG: #[[R1:.*]] = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @row
+// CHECK: tile.load {{.*}} -> tensor<1x1024xf32, #[[R2]]>
+// CHECK: tile.reshape {{.*}} -> tensor<1024xf32, #[[R1]]>
+// CHECK: tile.reduce sum {{.*}} -> tensor<f32>
+func.func @row(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %out: memref<?xf32, strided<[1], offset: ?>>, %r: i64) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%r, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x1024xf32>
+  %y = tile.reshape %x : tensor<1x1024xf32> -> tensor<1024xf32>
+  %s = tile.reduce sum %y {axis = 0 : i32} : tensor<1024xf32> -> tensor<f32>
+  %e = tensor.extract %s[] : tensor<f32>
+  tile.atomic_rmw add %e, %out[%c0] : f32, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// A 2-D reduction: 16-byte vectors along the rows, 16 lanes cover a row
+// and the rest of the lanes and the warps go down the column; the result
+// is the slice of the operand's layout along the reduced axis. Used by
+// nothing that has a layout of its own, it keeps the slice.
+// CHECK-DAG: #[[P:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[S:.*]] = #tile.slice<dim = 1, parent = #[[P]]>
+// CHECK-LABEL: func.func @rows2d
+// CHECK: tile.load {{.*}} -> tensor<16x64xf32, #[[P]]>
+// CHECK: tile.reduce max {{.*}} -> tensor<16xf32, #[[S]]>
+// CHECK: arith.mulf {{.*}} : tensor<16xf32, #[[S]]>
+// CHECK-NOT: tile.convert_layout
+func.func @rows2d(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<16x64xf32>
+  %m = tile.reduce max %x {axis = 1 : i32} : tensor<16x64xf32> -> tensor<16xf32>
+  %m2 = arith.mulf %m, %m : tensor<16xf32>
+  return
+}
+
+// -----
+
+// A reduction result meeting a tile that global memory laid out: the
+// group keeps the access's layout and the result is converted to it.
+// CHECK-DAG: #[[B:.*]] = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-DAG: #[[S:.*]] = #tile.slice<dim = 1, parent = #{{.*}}>
+// CHECK-LABEL: func.func @meet
+// CHECK: %[[M:.*]] = tile.reduce max {{.*}} -> tensor<16xf32, #[[S]]>
+// CHECK: %[[C:.*]] = tile.convert_layout %[[M]] : tensor<16xf32, #[[S]]> -> tensor<16xf32, #[[B]]>
+// CHECK: arith.addf %[[C]], %{{.*}} : tensor<16xf32, #[[B]]>
+func.func @meet(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<16x64xf32>
+  %m = tile.reduce max %x {axis = 1 : i32} : tensor<16x64xf32> -> tensor<16xf32>
+  %y = tile.load %b[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<16xf32>
+  %z = arith.addf %m, %y : tensor<16xf32>
+  tile.store %z, %b[%c0] : tensor<16xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
