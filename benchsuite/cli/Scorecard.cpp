@@ -299,12 +299,16 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   }
   r.config = defaultConfig(*k);
   r.configSource = "default";
-  // The variant a launch on contiguous tensors compiles.
+  // The variant a launch on contiguous, 16-byte aligned tensors compiles
+  // (the specialisation Triton's side gets too).
   Specialization spec;
   spec.precision = sk.precision;
+  spec.alignmentKnown = true;
   for (const ParamInfo &p : k->params)
-    if (p.kind == ParamKind::Tensor)
+    if (p.kind == ParamKind::Tensor) {
       spec.unitStrideTensors.push_back(p.name);
+      spec.alignedTensors.push_back(p.name);
+    }
   driver::GpuEmitOptions gpu;
   gpu.arch = arch;
   gpu.assembler = ctx.options.assembler;

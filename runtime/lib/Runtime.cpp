@@ -200,6 +200,9 @@ struct CudaExecutable {
   int64_t sharedBytes = 0;
   driver::StageTimes times;
 };
+/// A compiled variant: (unit-stride mask, absent-tensor mask, aligned-tensor
+/// mask), one bit per parameter.
+using VariantKey = std::tuple<uint64_t, uint64_t, uint64_t>;
 } // namespace
 
 struct Kernel::Impl {
@@ -216,29 +219,31 @@ struct Kernel::Impl {
   std::vector<int> launchParams;
 
   std::mutex mutex;
-  /// Compiled variants keyed by (unit-stride mask, absent-tensor mask).
-  std::map<std::pair<uint64_t, uint64_t>,
-           std::shared_ptr<driver::CpuExecutable>>
-      variants;
+  /// Compiled variants keyed by (unit-stride mask, absent-tensor mask,
+  /// aligned-tensor mask; always 0 on cpu, whose code does not use it).
+  std::map<VariantKey, std::shared_ptr<driver::CpuExecutable>> variants;
 
   StatusOr<std::shared_ptr<driver::CpuExecutable>> variant(uint64_t unitMask,
                                                            uint64_t absentMask);
   /// sim variants, without and with the counters' branch reports.
-  std::map<std::pair<uint64_t, uint64_t>,
-           std::shared_ptr<driver::SimExecutable>>
-      simVariants, simCountingVariants;
+  std::map<VariantKey, std::shared_ptr<driver::SimExecutable>> simVariants,
+      simCountingVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
-  simVariant(uint64_t unitMask, uint64_t absentMask, bool counters = false);
+  simVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
+             bool counters = false);
   /// What the last launch counted (LaunchOptions::counters), under `mutex`.
   std::optional<SimCounters> lastCounters;
-  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<CudaExecutable>>
-      cudaVariants;
+  std::map<VariantKey, std::shared_ptr<CudaExecutable>> cudaVariants;
   /// Set for a CUDA C++ kernel (Runtime::compileCuda): its loaded code and
   /// block shape. Tensors are passed as bare device pointers.
   std::shared_ptr<CudaExecutable> cudaSource;
   std::array<int, 3> cudaBlock = {1, 1, 1};
-  StatusOr<std::shared_ptr<CudaExecutable>> cudaVariant(uint64_t unitMask,
-                                                        uint64_t absentMask);
+  StatusOr<std::shared_ptr<CudaExecutable>>
+  cudaVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask);
+  /// Tensors whose first element, outer strides and rows are multiples of
+  /// 16 bytes (with a unit innermost stride): the GPU code reads them with
+  /// 16-byte vectors without testing alignment at run time.
+  uint64_t alignedMaskOf(const std::vector<Arg> &args) const;
   /// Compile times of the first variant.
   Status compileFirst(uint64_t unitMask);
   /// The first variant's code fingerprint.
@@ -259,7 +264,7 @@ struct Kernel::Impl {
   std::vector<int64_t> flattenArgs(const std::vector<Arg> &args) const;
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
-    uint64_t unitMask = 0, absentMask = 0;
+    uint64_t unitMask = 0, absentMask = 0, alignedMask = 0;
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
@@ -271,32 +276,33 @@ struct Kernel::Impl {
 
 namespace {
 Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
-                           uint64_t unitMask, uint64_t absentMask) {
+                           const VariantKey &key) {
+  auto [unitMask, absentMask, alignedMask] = key;
   Specialization s = spec;
+  s.alignmentKnown = true;
   for (size_t i = 0; i < info.params.size(); ++i) {
     if (info.params[i].kind != ParamKind::Tensor)
       continue;
     if (unitMask >> i & 1)
       s.unitStrideTensors.push_back(info.params[i].name);
+    if (alignedMask >> i & 1)
+      s.alignedTensors.push_back(info.params[i].name);
     if (absentMask >> i & 1)
       s.absentTensors.push_back(info.params[i].name);
   }
   return s;
 }
 
-/// The compiled variant for (unit-stride mask, absent-tensor mask) in
-/// `cache`, compiled by `compile(spec)` on first use. Called under the
-/// kernel's mutex.
+/// The compiled variant for `key` in `cache`, compiled by `compile(spec)` on
+/// first use. Called under the kernel's mutex.
 template <typename Exe, typename Compile>
-StatusOr<std::shared_ptr<Exe>> cachedVariant(
-    std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<Exe>> &cache,
-    const Specialization &spec, const KernelInfo &info, uint64_t unitMask,
-    uint64_t absentMask, Compile compile) {
-  auto key = std::make_pair(unitMask, absentMask);
+StatusOr<std::shared_ptr<Exe>>
+cachedVariant(std::map<VariantKey, std::shared_ptr<Exe>> &cache,
+              const Specialization &spec, const KernelInfo &info,
+              const VariantKey &key, Compile compile) {
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
-  TESSERA_ASSIGN_OR_RETURN(
-      auto exe, compile(variantSpec(spec, info, unitMask, absentMask)));
+  TESSERA_ASSIGN_OR_RETURN(auto exe, compile(variantSpec(spec, info, key)));
   std::shared_ptr<Exe> shared(std::move(exe));
   cache[key] = shared;
   return shared;
@@ -305,14 +311,15 @@ StatusOr<std::shared_ptr<Exe>> cachedVariant(
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
 Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask,
-                         bool counters) {
+                         uint64_t alignedMask, bool counters) {
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(
-      counters ? simCountingVariants : simVariants, spec, *info, unitMask,
-      absentMask, [&](const Specialization &s) {
-        return driver::compileForSim(*module, name, s, sim::runtimeSymbols(),
-                                     "sm_90a", counters);
-      });
+  return cachedVariant(counters ? simCountingVariants : simVariants, spec,
+                       *info, VariantKey{unitMask, absentMask, alignedMask},
+                       [&](const Specialization &s) {
+                         return driver::compileForSim(*module, name, s,
+                                                      sim::runtimeSymbols(),
+                                                      "sm_90a", counters);
+                       });
 }
 
 namespace {
@@ -394,11 +401,12 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   std::shared_ptr<driver::SimExecutable> simExe;
   std::shared_ptr<CudaExecutable> cudaExe;
   if (device == DeviceKind::Sim) {
-    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0));
+    // The all-contiguous, all-aligned variant most launches take.
+    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0, unitMask));
     t = &simExe->times();
     fingerprint = simExe->codeFingerprint();
   } else if (device == DeviceKind::Cuda) {
-    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0));
+    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0, unitMask));
     t = &cudaExe->times;
     fingerprint = cudaExe->fingerprint;
   } else {
@@ -412,8 +420,8 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
                                const Checked &c, bool counters) {
-  TESSERA_ASSIGN_OR_RETURN(auto exe,
-                           simVariant(c.unitMask, c.absentMask, counters));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto exe, simVariant(c.unitMask, c.absentMask, c.alignedMask, counters));
   const int64_t arenaBytes = exe->sharedBytes();
   const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   std::mutex errMutex;
@@ -484,11 +492,12 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
 }
 
 StatusOr<std::shared_ptr<CudaExecutable>>
-Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask) {
+Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask,
+                          uint64_t alignedMask) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
-      cudaVariants, spec, *info, unitMask, absentMask,
+      cudaVariants, spec, *info, VariantKey{unitMask, absentMask, alignedMask},
       [&](const Specialization &s)
           -> StatusOr<std::shared_ptr<CudaExecutable>> {
         driver::GpuEmitOptions gpu;
@@ -552,10 +561,6 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
         "(2^31-1, 65535, 65535)",
         name.c_str(), (long long)c.grid[0], (long long)c.grid[1],
         (long long)c.grid[2]);
-  std::shared_ptr<CudaExecutable> exe = cudaSource;
-  if (!exe) {
-    TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(c.unitMask, c.absentMask));
-  }
   // Host tensors are staged through device buffers: copied in before the
   // launches and back after them (the kernel may write any of them). Views
   // of buffers from Runtime::allocate are used in place.
@@ -587,6 +592,12 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
     dv.data = reinterpret_cast<void *>(base);
     a = Arg(dv);
     staged.push_back(std::move(st));
+  }
+  std::shared_ptr<CudaExecutable> exe = cudaSource;
+  if (!exe) {
+    // Alignment of what the kernel receives: staged host tensors move.
+    TESSERA_ASSIGN_OR_RETURN(
+        exe, cudaVariant(c.unitMask, c.absentMask, alignedMaskOf(deviceArgs)));
   }
   std::vector<int64_t> slots = flattenArgs(deviceArgs);
   std::vector<void *> params(slots.size());
@@ -624,7 +635,8 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
 StatusOr<std::shared_ptr<driver::CpuExecutable>>
 Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(variants, spec, *info, unitMask, absentMask,
+  return cachedVariant(variants, spec, *info,
+                       VariantKey{unitMask, absentMask, 0},
                        [&](const Specialization &s) {
                          return driver::compileForCpu(*module, name, s);
                        });
@@ -768,6 +780,7 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                              (long long)out.grid[0], (long long)out.grid[1],
                              (long long)out.grid[2]);
   }
+  out.alignedMask = alignedMaskOf(args);
   return out;
 }
 
@@ -787,6 +800,25 @@ StatusOr<std::array<int64_t, 3>>
 Kernel::check(const std::vector<Arg> &args, const LaunchOptions &opts) const {
   TESSERA_ASSIGN_OR_RETURN(auto c, impl_->check(args, opts));
   return c.grid;
+}
+
+uint64_t Kernel::Impl::alignedMaskOf(const std::vector<Arg> &args) const {
+  uint64_t mask = 0;
+  for (size_t ai = 0; ai < args.size() && ai < launchParams.size(); ++ai) {
+    const TensorView *t = args[ai].tensor();
+    if (!t || t->shape.empty() || t->strides.back() != 1)
+      continue;
+    int64_t elem = int64_t(dtypeSize(t->dtype));
+    if (elem <= 0)
+      continue;
+    bool ok = reinterpret_cast<uintptr_t>(t->data) % 16 == 0 &&
+              t->shape.back() * elem % 16 == 0;
+    for (size_t d = 0; ok && d + 1 < t->strides.size(); ++d)
+      ok = t->strides[d] * elem % 16 == 0;
+    if (ok)
+      mask |= uint64_t(1) << launchParams[ai];
+  }
+  return mask;
 }
 
 std::vector<int64_t>
@@ -905,7 +937,7 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
     TESSERA_RETURN_IF_ERROR(
-        simVariant(c.unitMask, c.absentMask, opts.counters));
+        simVariant(c.unitMask, c.absentMask, c.alignedMask, opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
       TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));

@@ -18,6 +18,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <map>
+#include <optional>
 
 namespace mlir::tessera {
 #define GEN_PASS_DEF_DISTRIBUTETILESPASS
@@ -172,16 +173,26 @@ struct ThreadBase {
 
 class KernelLowering {
 public:
+  /// `aligned[i]`: what the launch guarantees about argument i's
+  /// alignment (`tile.aligned`), if anything.
   KernelLowering(gpu::GPUFuncOp kernel, int64_t warps, int64_t vectorCap,
-                 int64_t maxTileRegisters)
+                 int64_t maxTileRegisters,
+                 SmallVector<std::optional<bool>> aligned)
       : kernel(kernel), warps(warps), vectorCap(vectorCap),
-        maxTileRegisters(maxTileRegisters) {}
+        maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)) {}
 
   LogicalResult run();
 
 private:
   gpu::GPUFuncOp kernel;
   int64_t warps, vectorCap, maxTileRegisters;
+  SmallVector<std::optional<bool>> aligned;
+  std::optional<bool> alignmentOf(Value memref) const {
+    if (auto a = dyn_cast<BlockArgument>(memref);
+        a && a.getArgNumber() < aligned.size())
+      return aligned[a.getArgNumber()];
+    return std::nullopt;
+  }
   Value tid, lane, warp, arena;
   OpBuilder *entry = nullptr; // builds at the kernel entry (after the ids)
   DenseMap<std::pair<Attribute, Attribute>, ThreadBase> bases;
@@ -309,7 +320,7 @@ int64_t KernelLowering::accessWidth(Operation *op, RankedTensorType tile,
   auto mt = cast<MemRefType>(memref.getType());
   if (masked || !isa<BlockedLayoutAttr>(layout) ||
       parent.getOrder()[0] != int64_t(last) || tile.getShape()[last] == 1 ||
-      !tessera::hasUnitInnerStride(mt))
+      !tessera::hasUnitInnerStride(mt) || alignmentOf(memref) == false)
     return 1;
   int64_t bits = tile.getElementTypeBitWidth();
   if (bits < 8 || bits % 8 != 0)
@@ -996,9 +1007,14 @@ LogicalResult KernelLowering::run() {
   // Alignment is tested once: the body is lowered twice, with vector
   // accesses where the tested tensors allow them and without.
   planAccesses(*old);
-  Value aligned;
+  Value alignedTest;
+  bool anyVector = false;
   for (auto [memref, w] : widest) {
     if (w <= 1)
+      continue;
+    anyVector = true;
+    // Known at launch: no test.
+    if (alignmentOf(memref) == true)
       continue;
     Value m = map.lookup(memref);
     auto mt = cast<MemRefType>(m.getType());
@@ -1011,12 +1027,13 @@ LogicalResult KernelLowering::run() {
                                arith::CmpIOp::create(eb, l,
                                                      arith::CmpIPredicate::eq,
                                                      rem, cIndex(eb, l, 0)));
-    aligned =
-        aligned ? arith::AndIOp::create(eb, l, aligned, ok).getResult() : ok;
+    alignedTest =
+        alignedTest ? arith::AndIOp::create(eb, l, alignedTest, ok).getResult()
+                    : ok;
   }
   OpBuilder bb = OpBuilder::atBlockEnd(entryBlock);
-  if (aligned) {
-    auto ifOp = scf::IfOp::create(bb, l, aligned, /*withElse=*/true);
+  if (alignedTest) {
+    auto ifOp = scf::IfOp::create(bb, l, alignedTest, /*withElse=*/true);
     vectorOK = true;
     OpBuilder tb = OpBuilder::atBlockBegin(ifOp.thenBlock());
     tb.setInsertionPoint(ifOp.thenBlock()->getTerminator());
@@ -1034,8 +1051,11 @@ LogicalResult KernelLowering::run() {
     if (failed(lowerBlock(*old, fb, m2)))
       return failure();
     sharedBytes = std::max(sharedBytes, vectorBytes);
-  } else if (failed(lowerBlock(*old, bb, map))) {
-    return failure();
+  } else {
+    // Every vector access is on a tensor the launch guarantees aligned.
+    vectorOK = anyVector;
+    if (failed(lowerBlock(*old, bb, map)))
+      return failure();
   }
   gpu::ReturnOp::create(bb, l);
   old->dropAllDefinedValueUses();
@@ -1063,9 +1083,16 @@ struct DistributeTilesPass
                       << " threads per block; the limit is 1024";
         return signalPassFailure();
       }
+      SmallVector<std::optional<bool>> alignedArgs;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+        auto a = f.getArgAttrOfType<BoolAttr>(i, "tile.aligned");
+        alignedArgs.push_back(a ? std::optional<bool>(a.getValue())
+                                : std::nullopt);
+      }
       gpu::GPUFuncOp kernel =
           mlir::tessera::outlineKernel(module, f, warps * 32);
-      KernelLowering lowering(kernel, warps, cap, maxTileRegisters);
+      KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
+                              std::move(alignedArgs));
       if (failed(lowering.run()))
         return signalPassFailure();
       int64_t shared =

@@ -2878,6 +2878,12 @@ EmittedKernel Emitter::run() {
     for (const auto &d : p.dims)
       syms.push_back(b.getStringAttr(d.symbol));
     func.setArgAttr(bd.arg, "tile.dim_symbols", b.getArrayAttr(syms));
+    // Alignment facts of the launch (Specialization::alignedTensors).
+    bool unit = has(spec.unitStrideTensors, p.name) && !p.dims.empty();
+    if (unit && has(spec.alignedTensors, p.name))
+      func.setArgAttr(bd.arg, "tile.aligned", b.getBoolAttr(true));
+    else if (spec.alignmentKnown)
+      func.setArgAttr(bd.arg, "tile.aligned", b.getBoolAttr(false));
   }
   mlir::Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);

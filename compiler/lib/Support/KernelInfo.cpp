@@ -306,5 +306,10 @@ std::string Specialization::canonical() const {
   os << ";absent=";
   for (const auto &a : absent)
     os << a << ",";
+  std::vector<std::string> aligned = alignedTensors;
+  std::sort(aligned.begin(), aligned.end());
+  os << ";aligned=" << (alignmentKnown ? "known:" : "");
+  for (const auto &a : aligned)
+    os << a << ",";
   return os.str();
 }

@@ -47,7 +47,7 @@ std::vector<std::string> splitList(const std::string &s) {
 int main(int argc, char **argv) {
   CLI::App app{"Compile a Tessera tile-language kernel and print one stage"};
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
-                                                 all;
+                                                 alignedText, all;
   bool timeStages = false, allUnit = false;
   std::string outputPath;
   std::string arch = "sm_90a";
@@ -64,6 +64,11 @@ int main(int argc, char **argv) {
                  "Tensor parameters with unit innermost stride (comma list)");
   app.add_flag("--contiguous", allUnit,
                "Assume every tensor parameter has unit innermost stride");
+  app.add_option("--aligned", alignedText,
+                 "Tensor parameters 16-byte aligned at launch (first element, "
+                 "outer strides, rows), comma list or 'all'; the others are "
+                 "then known unaligned (default: not known, tested at run "
+                 "time)");
   app.add_option("--emit", emitText,
                  "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj "
                  "(host CPU), gpu, ptx, cubin (NVIDIA GPU), none")
@@ -122,6 +127,17 @@ int main(int argc, char **argv) {
       for (const ParamInfo &p : k->params)
         if (p.kind == ParamKind::Tensor)
           spec.unitStrideTensors.push_back(p.name);
+  if (!alignedText.empty()) {
+    spec.alignmentKnown = true;
+    if (alignedText == "all") {
+      if (const KernelInfo *k = (*module)->findKernel(kernel))
+        for (const ParamInfo &p : k->params)
+          if (p.kind == ParamKind::Tensor)
+            spec.alignedTensors.push_back(p.name);
+    } else {
+      spec.alignedTensors = splitList(alignedText);
+    }
+  }
 
   driver::EmitKind kind = driver::EmitKind::Tile;
   if (emitText == "ast")

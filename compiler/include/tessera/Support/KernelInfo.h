@@ -180,6 +180,15 @@ struct Specialization {
   std::vector<std::string> unitStrideTensors;
   /// Optional tensor parameters passed as None.
   std::vector<std::string> absentTensors;
+  /// Tensor parameters (with a unit innermost stride) whose first element,
+  /// outer strides and innermost extent are multiples of 16 bytes at
+  /// launch: the GPU code uses 16-byte vector accesses on them without a
+  /// run-time test.
+  std::vector<std::string> alignedTensors;
+  /// Whether `alignedTensors` is the whole truth (a launch-time variant):
+  /// the other tensors are then known not to be aligned. When false, the
+  /// GPU code tests the alignment of the others once at entry.
+  bool alignmentKnown = false;
 
   /// A canonical text form, used in cache keys.
   std::string canonical() const;
