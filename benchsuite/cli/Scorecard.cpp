@@ -304,6 +304,7 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   Specialization spec;
   spec.precision = sk.precision;
   spec.alignmentKnown = true;
+  spec.index32 = true;
   for (const ParamInfo &p : k->params)
     if (p.kind == ParamKind::Tensor) {
       spec.unitStrideTensors.push_back(p.name);

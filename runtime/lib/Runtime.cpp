@@ -201,8 +201,8 @@ struct CudaExecutable {
   driver::StageTimes times;
 };
 /// A compiled variant: (unit-stride mask, absent-tensor mask, aligned-tensor
-/// mask), one bit per parameter.
-using VariantKey = std::tuple<uint64_t, uint64_t, uint64_t>;
+/// mask -- one bit per parameter --, whether 32-bit indices suffice).
+using VariantKey = std::tuple<uint64_t, uint64_t, uint64_t, bool>;
 } // namespace
 
 struct Kernel::Impl {
@@ -230,7 +230,7 @@ struct Kernel::Impl {
       simCountingVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
   simVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
-             bool counters = false);
+             bool index32, bool counters = false);
   /// What the last launch counted (LaunchOptions::counters), under `mutex`.
   std::optional<SimCounters> lastCounters;
   std::map<VariantKey, std::shared_ptr<CudaExecutable>> cudaVariants;
@@ -238,8 +238,10 @@ struct Kernel::Impl {
   /// block shape. Tensors are passed as bare device pointers.
   std::shared_ptr<CudaExecutable> cudaSource;
   std::array<int, 3> cudaBlock = {1, 1, 1};
-  StatusOr<std::shared_ptr<CudaExecutable>>
-  cudaVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask);
+  StatusOr<std::shared_ptr<CudaExecutable>> cudaVariant(uint64_t unitMask,
+                                                        uint64_t absentMask,
+                                                        uint64_t alignedMask,
+                                                        bool index32);
   /// Tensors whose first element, outer strides and rows are multiples of
   /// 16 bytes (with a unit innermost stride): the GPU code reads them with
   /// 16-byte vectors without testing alignment at run time.
@@ -265,6 +267,8 @@ struct Kernel::Impl {
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
     uint64_t unitMask = 0, absentMask = 0, alignedMask = 0;
+    /// Every dimension and element offset of every tensor fits in 31 bits.
+    bool index32 = true;
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
@@ -277,9 +281,10 @@ struct Kernel::Impl {
 namespace {
 Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
                            const VariantKey &key) {
-  auto [unitMask, absentMask, alignedMask] = key;
+  auto [unitMask, absentMask, alignedMask, index32] = key;
   Specialization s = spec;
   s.alignmentKnown = true;
+  s.index32 = index32;
   for (size_t i = 0; i < info.params.size(); ++i) {
     if (info.params[i].kind != ParamKind::Tensor)
       continue;
@@ -311,15 +316,15 @@ cachedVariant(std::map<VariantKey, std::shared_ptr<Exe>> &cache,
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
 Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask,
-                         uint64_t alignedMask, bool counters) {
+                         uint64_t alignedMask, bool index32, bool counters) {
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(counters ? simCountingVariants : simVariants, spec,
-                       *info, VariantKey{unitMask, absentMask, alignedMask},
-                       [&](const Specialization &s) {
-                         return driver::compileForSim(*module, name, s,
-                                                      sim::runtimeSymbols(),
-                                                      "sm_90a", counters);
-                       });
+  return cachedVariant(
+      counters ? simCountingVariants : simVariants, spec, *info,
+      VariantKey{unitMask, absentMask, alignedMask, index32},
+      [&](const Specialization &s) {
+        return driver::compileForSim(*module, name, s, sim::runtimeSymbols(),
+                                     "sm_90a", counters);
+      });
 }
 
 namespace {
@@ -402,11 +407,11 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   std::shared_ptr<CudaExecutable> cudaExe;
   if (device == DeviceKind::Sim) {
     // The all-contiguous, all-aligned variant most launches take.
-    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0, unitMask));
+    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0, unitMask, true));
     t = &simExe->times();
     fingerprint = simExe->codeFingerprint();
   } else if (device == DeviceKind::Cuda) {
-    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0, unitMask));
+    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0, unitMask, true));
     t = &cudaExe->times;
     fingerprint = cudaExe->fingerprint;
   } else {
@@ -421,7 +426,8 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
                                const Checked &c, bool counters) {
   TESSERA_ASSIGN_OR_RETURN(
-      auto exe, simVariant(c.unitMask, c.absentMask, c.alignedMask, counters));
+      auto exe,
+      simVariant(c.unitMask, c.absentMask, c.alignedMask, c.index32, counters));
   const int64_t arenaBytes = exe->sharedBytes();
   const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   std::mutex errMutex;
@@ -493,11 +499,12 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
 
 StatusOr<std::shared_ptr<CudaExecutable>>
 Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask,
-                          uint64_t alignedMask) {
+                          uint64_t alignedMask, bool index32) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
-      cudaVariants, spec, *info, VariantKey{unitMask, absentMask, alignedMask},
+      cudaVariants, spec, *info,
+      VariantKey{unitMask, absentMask, alignedMask, index32},
       [&](const Specialization &s)
           -> StatusOr<std::shared_ptr<CudaExecutable>> {
         driver::GpuEmitOptions gpu;
@@ -596,8 +603,9 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   std::shared_ptr<CudaExecutable> exe = cudaSource;
   if (!exe) {
     // Alignment of what the kernel receives: staged host tensors move.
-    TESSERA_ASSIGN_OR_RETURN(
-        exe, cudaVariant(c.unitMask, c.absentMask, alignedMaskOf(deviceArgs)));
+    TESSERA_ASSIGN_OR_RETURN(exe,
+                             cudaVariant(c.unitMask, c.absentMask,
+                                         alignedMaskOf(deviceArgs), c.index32));
   }
   std::vector<int64_t> slots = flattenArgs(deviceArgs);
   std::vector<void *> params(slots.size());
@@ -636,7 +644,7 @@ StatusOr<std::shared_ptr<driver::CpuExecutable>>
 Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(variants, spec, *info,
-                       VariantKey{unitMask, absentMask, 0},
+                       VariantKey{unitMask, absentMask, 0, false},
                        [&](const Specialization &s) {
                          return driver::compileForCpu(*module, name, s);
                        });
@@ -738,6 +746,12 @@ Kernel::Impl::check(const std::vector<Arg> &args,
       if (span > std::numeric_limits<int64_t>::max() / 16)
         return invalidArgument("%s spans too many elements",
                                paramWhere(p).c_str());
+      constexpr int64_t kIndex32 = std::numeric_limits<int32_t>::max();
+      if (span >= kIndex32)
+        out.index32 = false;
+      for (int64_t d : t->shape)
+        if (d > kIndex32)
+          out.index32 = false;
       if (!t->shape.empty() && (t->strides.back() == 1 || t->shape.back() <= 1))
         out.unitMask |= uint64_t(1) << launchParams[ai];
       continue;
@@ -936,8 +950,8 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   };
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
-    TESSERA_RETURN_IF_ERROR(
-        simVariant(c.unitMask, c.absentMask, c.alignedMask, opts.counters));
+    TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask, c.alignedMask,
+                                       c.index32, opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
       TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));

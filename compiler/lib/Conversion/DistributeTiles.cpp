@@ -177,9 +177,10 @@ public:
   /// alignment (`tile.aligned`), if anything.
   KernelLowering(gpu::GPUFuncOp kernel, int64_t warps, int64_t vectorCap,
                  int64_t maxTileRegisters,
-                 SmallVector<std::optional<bool>> aligned)
+                 SmallVector<std::optional<bool>> aligned, bool index32)
       : kernel(kernel), warps(warps), vectorCap(vectorCap),
-        maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)) {}
+        maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)),
+        index32(index32) {}
 
   LogicalResult run();
 
@@ -187,6 +188,8 @@ private:
   gpu::GPUFuncOp kernel;
   int64_t warps, vectorCap, maxTileRegisters;
   SmallVector<std::optional<bool>> aligned;
+  /// Indices and bounds in 32 bits (`tile.index32`).
+  bool index32;
   std::optional<bool> alignmentOf(Value memref) const {
     if (auto a = dyn_cast<BlockArgument>(memref);
         a && a.getArgNumber() < aligned.size())
@@ -213,7 +216,7 @@ private:
 
   const ThreadBase &baseFor(Attribute layout, ArrayRef<int64_t> shape);
   int64_t accessWidth(Operation *op, RankedTensorType tile, Value memref,
-                      Value lastOffset, bool masked);
+                      Value lastOffset);
   void planAccesses(Block &body);
   Value sharedView(OpBuilder &b, Location l, int64_t elements, Type t);
 
@@ -226,10 +229,19 @@ private:
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerConvert(ConvertLayoutOp op, OpBuilder &b, IRMapping &map);
   Value arange(ArangeOp op, OpBuilder &b);
-  /// Element indices (index) of register `r` of a tile at `offsets`.
-  SmallVector<Value> indicesOf(OpBuilder &b, Location l, const ThreadBase &base,
-                               ArrayRef<int64_t> regOffset,
-                               ArrayRef<Value> offsets);
+  /// A block access's offsets and the tensor's extents, in 32 bits under
+  /// `tile.index32` (with `fits`: the offsets did fit), index otherwise.
+  struct BlockAccess {
+    SmallVector<Value> offsets, extents;
+    Value fits;
+  };
+  BlockAccess prepare(OpBuilder &b, Location l, Value memref,
+                      ArrayRef<Value> offsets);
+  /// Element indices (index) of a register at `regOffset` from the thread's
+  /// base, and in `cond` whether it lies in the tensor.
+  SmallVector<Value> indicesAt(OpBuilder &b, Location l, const BlockAccess &a,
+                               const ThreadBase &base,
+                               ArrayRef<int64_t> regOffset, Value &cond);
   Value inBounds(OpBuilder &b, Location l, Value memref,
                  ArrayRef<Value> indices, ArrayRef<unsigned> dims);
   bool needsLeadingBarrier(Operation *site);
@@ -276,18 +288,63 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
   return bases[key] = tb;
 }
 
-SmallVector<Value> KernelLowering::indicesOf(OpBuilder &b, Location l,
+KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
+                                                    Value memref,
+                                                    ArrayRef<Value> offsets) {
+  BlockAccess a;
+  Type i32 = b.getI32Type();
+  for (auto [d, off] : llvm::enumerate(offsets)) {
+    Value dim = memref::DimOp::create(b, l, memref, d);
+    if (!index32) {
+      a.offsets.push_back(
+          arith::IndexCastOp::create(b, l, b.getIndexType(), off));
+      a.extents.push_back(dim);
+      continue;
+    }
+    // The launch guarantees 31-bit extents; an offset outside 32 bits
+    // addresses nothing in the tensor.
+    Value o = arith::TruncIOp::create(b, l, i32, off);
+    Value back = arith::ExtSIOp::create(b, l, off.getType(), o);
+    Value fits =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, back, off);
+    a.fits =
+        a.fits ? arith::AndIOp::create(b, l, a.fits, fits).getResult() : fits;
+    a.offsets.push_back(o);
+    a.extents.push_back(arith::IndexCastOp::create(b, l, i32, dim));
+  }
+  return a;
+}
+
+SmallVector<Value> KernelLowering::indicesAt(OpBuilder &b, Location l,
+                                             const BlockAccess &a,
                                              const ThreadBase &base,
                                              ArrayRef<int64_t> regOffset,
-                                             ArrayRef<Value> offsets) {
+                                             Value &cond) {
   SmallVector<Value> idx;
-  for (auto [d, off] : llvm::enumerate(offsets)) {
-    Value o = arith::IndexCastOp::create(b, l, b.getIndexType(), off);
-    Value i = arith::AddIOp::create(b, l, o, base.base[d]);
+  cond = a.fits;
+  for (size_t d = 0; d < a.offsets.size(); ++d) {
+    Value t = base.base[d];
+    Value c;
+    if (index32) {
+      t = arith::IndexCastOp::create(b, l, b.getI32Type(), t);
+      c = arith::ConstantIntOp::create(b, l, b.getI32Type(), regOffset[d]);
+    } else {
+      c = cIndex(b, l, regOffset[d]);
+    }
+    Value i = arith::AddIOp::create(b, l, a.offsets[d], t);
     if (regOffset[d])
-      i = arith::AddIOp::create(b, l, i, cIndex(b, l, regOffset[d]));
-    idx.push_back(i);
+      i = arith::AddIOp::create(b, l, i, c);
+    // Unsigned: a negative index is out of bounds too.
+    Value in =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i, a.extents[d]);
+    cond = cond ? arith::AndIOp::create(b, l, cond, in).getResult() : in;
+    idx.push_back(index32
+                      ? arith::IndexCastUIOp::create(b, l, b.getIndexType(), i)
+                            .getResult()
+                      : i);
   }
+  if (!cond)
+    cond = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
   return idx;
 }
 
@@ -310,15 +367,15 @@ Value KernelLowering::inBounds(OpBuilder &b, Location l, Value memref,
 /// The number of consecutive elements one access of `tile` to `memref`
 /// moves: a vector of up to 16 bytes along the unit-stride innermost
 /// dimension when the layout gives a thread consecutive elements there, the
-/// offset keeps them aligned and no mask varies inside; 1 otherwise.
+/// offset keeps them aligned; 1 otherwise. (A masked run is one vector
+/// access when its mask is all true, element accesses otherwise.)
 int64_t KernelLowering::accessWidth(Operation *op, RankedTensorType tile,
-                                    Value memref, Value lastOffset,
-                                    bool masked) {
+                                    Value memref, Value lastOffset) {
   Attribute layout = getLayout(tile);
   BlockedLayoutAttr parent = getBlockedParent(layout);
   unsigned last = tile.getRank() - 1;
   auto mt = cast<MemRefType>(memref.getType());
-  if (masked || !isa<BlockedLayoutAttr>(layout) ||
+  if (!isa<BlockedLayoutAttr>(layout) ||
       parent.getOrder()[0] != int64_t(last) || tile.getShape()[last] == 1 ||
       !tessera::hasUnitInnerStride(mt) || alignmentOf(memref) == false)
     return 1;
@@ -337,13 +394,13 @@ int64_t KernelLowering::accessWidth(Operation *op, RankedTensorType tile,
 void KernelLowering::planAccesses(Block &body) {
   body.walk([&](Operation *op) {
     if (auto ld = dyn_cast<LoadOp>(op)) {
-      int64_t w = accessWidth(op, ld.getType(), ld.getSource(),
-                              ld.getOffsets().back(), bool(ld.getMask()));
+      int64_t w =
+          accessWidth(op, ld.getType(), ld.getSource(), ld.getOffsets().back());
       widest[ld.getSource()] = std::max(widest[ld.getSource()], w);
     } else if (auto st = dyn_cast<StoreOp>(op)) {
       int64_t w =
           accessWidth(op, cast<RankedTensorType>(st.getValue().getType()),
-                      st.getDest(), st.getOffsets().back(), bool(st.getMask()));
+                      st.getDest(), st.getOffsets().back());
       widest[st.getDest()] = std::max(widest[st.getDest()], w);
     }
   });
@@ -420,6 +477,26 @@ Value KernelLowering::arange(ArangeOp op, OpBuilder &b) {
   return arith::AddIOp::create(b, l, splat, c);
 }
 
+/// Whether the mask is true for all of registers r .. r + w - 1.
+static Value wholeRun(OpBuilder &b, Location l, Value mask, int64_t r,
+                      int64_t w) {
+  Value all;
+  for (int64_t e = r; e < r + w; ++e) {
+    Value m = vector::ExtractOp::create(b, l, mask, e);
+    all = all ? arith::AndIOp::create(b, l, all, m).getResult() : m;
+  }
+  return all;
+}
+
+/// `idx` moved `e` elements along the innermost dimension.
+static SmallVector<Value> shifted(OpBuilder &b, Location l, ArrayRef<Value> idx,
+                                  int64_t e) {
+  SmallVector<Value> s(idx);
+  if (e)
+    s.back() = arith::AddIOp::create(b, l, s.back(), cIndex(b, l, e));
+  return s;
+}
+
 LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
                                         IRMapping &map) {
   Location l = op.getLoc();
@@ -432,9 +509,8 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookup(o));
   Type et = t.getElementType();
-  int64_t w = vectorOK ? accessWidth(op, t, op.getSource(),
-                                     op.getOffsets().back(), bool(op.getMask()))
-                       : 1;
+  int64_t w =
+      vectorOK ? accessWidth(op, t, op.getSource(), op.getOffsets().back()) : 1;
   Value other = op.getOther() ? map.lookup(op.getOther()) : Value();
   if (!other)
     other = isa<FloatType>(et)
@@ -449,10 +525,12 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
   auto vt = cast<VectorType>(convert(t));
   Value result = vector::BroadcastOp::create(b, l, vt, other);
   int64_t bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  BlockAccess access = prepare(b, l, memref, offsets);
   for (int64_t r = 0; r < int64_t(offs.size()); r += w) {
-    SmallVector<Value> idx = indicesOf(b, l, tb, offs[r], offsets);
-    Value cond = inBounds(b, l, memref, idx, dims);
-    if (mask)
+    Value cond;
+    SmallVector<Value> idx = indicesAt(b, l, access, tb, offs[r], cond);
+    Value inBoundsOnly = cond;
+    if (mask && w == 1)
       cond = arith::AndIOp::create(b, l, cond,
                                    vector::ExtractOp::create(b, l, mask, r));
     if (w == 1) {
@@ -470,8 +548,14 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
       continue;
     }
     auto pt = VectorType::get({w}, et);
+    // A masked run: one vector when the mask keeps all of it (runs are
+    // wholly in or out of bounds), element by element otherwise.
+    Value whole = cond;
+    if (mask)
+      whole =
+          arith::AndIOp::create(b, l, inBoundsOnly, wholeRun(b, l, mask, r, w));
     auto ifOp = scf::IfOp::create(
-        b, l, cond,
+        b, l, whole,
         [&](OpBuilder &tb2, Location) {
           Value v = vector::LoadOp::create(tb2, l, pt, memref, idx,
                                            /*nontemporal=*/false,
@@ -479,8 +563,34 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
           scf::YieldOp::create(tb2, l, ValueRange{v});
         },
         [&](OpBuilder &eb, Location) {
+          if (!mask) {
+            scf::YieldOp::create(
+                eb, l,
+                ValueRange{vector::BroadcastOp::create(eb, l, pt, other)});
+            return;
+          }
+          SmallVector<Value> elems;
+          for (int64_t e = 0; e < w; ++e) {
+            Value ok = arith::AndIOp::create(
+                eb, l, inBoundsOnly,
+                vector::ExtractOp::create(eb, l, mask, r + e));
+            SmallVector<Value> at = shifted(eb, l, idx, e);
+            elems.push_back(
+                scf::IfOp::create(
+                    eb, l, ok,
+                    [&](OpBuilder &ib, Location) {
+                      scf::YieldOp::create(ib, l,
+                                           ValueRange{memref::LoadOp::create(
+                                               ib, l, memref, at)});
+                    },
+                    [&](OpBuilder &ib, Location) {
+                      scf::YieldOp::create(ib, l, ValueRange{other});
+                    })
+                    .getResult(0));
+          }
           scf::YieldOp::create(
-              eb, l, ValueRange{vector::BroadcastOp::create(eb, l, pt, other)});
+              eb, l,
+              ValueRange{vector::FromElementsOp::create(eb, l, pt, elems)});
         });
     // Shuffles (not strided-slice ops) so that every target lowers them.
     SmallVector<int64_t> lanes;
@@ -505,9 +615,8 @@ LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookup(o));
-  int64_t w = vectorOK ? accessWidth(op, t, op.getDest(),
-                                     op.getOffsets().back(), bool(op.getMask()))
-                       : 1;
+  int64_t w =
+      vectorOK ? accessWidth(op, t, op.getDest(), op.getOffsets().back()) : 1;
   Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
   SmallVector<unsigned> dims;
   for (unsigned d = 0; d < t.getRank(); ++d)
@@ -518,14 +627,39 @@ LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
     owner = arith::XOrIOp::create(
         b, l, tb.duplicate,
         arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
+  BlockAccess access = prepare(b, l, memref, offsets);
   for (int64_t r = 0; r < int64_t(offs.size()); r += w) {
-    SmallVector<Value> idx = indicesOf(b, l, tb, offs[r], offsets);
-    Value cond = inBounds(b, l, memref, idx, dims);
+    Value cond;
+    SmallVector<Value> idx = indicesAt(b, l, access, tb, offs[r], cond);
+    if (owner)
+      cond = arith::AndIOp::create(b, l, cond, owner);
+    if (mask && w > 1) {
+      // One vector when the mask keeps the whole run, elements otherwise.
+      Value whole =
+          arith::AndIOp::create(b, l, cond, wholeRun(b, l, mask, r, w));
+      auto ifOp = scf::IfOp::create(b, l, whole, /*withElse=*/true);
+      OpBuilder vb = ifOp.getThenBodyBuilder();
+      SmallVector<int64_t> lanes;
+      for (int64_t i = r; i < r + w; ++i)
+        lanes.push_back(i);
+      vector::StoreOp::create(
+          vb, l, vector::ShuffleOp::create(vb, l, value, value, lanes), memref,
+          idx, /*nontemporal=*/false, llvm::MaybeAlign(w * bytes));
+      OpBuilder eb = ifOp.getElseBodyBuilder();
+      for (int64_t e = 0; e < w; ++e) {
+        Value ok = arith::AndIOp::create(
+            eb, l, cond, vector::ExtractOp::create(eb, l, mask, r + e));
+        auto one = scf::IfOp::create(eb, l, ok, /*withElse=*/false);
+        OpBuilder ob = one.getThenBodyBuilder();
+        memref::StoreOp::create(ob, l,
+                                vector::ExtractOp::create(ob, l, value, r + e),
+                                memref, shifted(ob, l, idx, e));
+      }
+      continue;
+    }
     if (mask)
       cond = arith::AndIOp::create(b, l, cond,
                                    vector::ExtractOp::create(b, l, mask, r));
-    if (owner)
-      cond = arith::AndIOp::create(b, l, cond, owner);
     auto ifOp = scf::IfOp::create(b, l, cond, /*withElse=*/false);
     OpBuilder ib = ifOp.getThenBodyBuilder();
     if (w == 1) {
@@ -1083,6 +1217,7 @@ struct DistributeTilesPass
                       << " threads per block; the limit is 1024";
         return signalPassFailure();
       }
+      bool index32 = f->hasAttr("tile.index32");
       SmallVector<std::optional<bool>> alignedArgs;
       for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         auto a = f.getArgAttrOfType<BoolAttr>(i, "tile.aligned");
@@ -1092,7 +1227,7 @@ struct DistributeTilesPass
       gpu::GPUFuncOp kernel =
           mlir::tessera::outlineKernel(module, f, warps * 32);
       KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
-                              std::move(alignedArgs));
+                              std::move(alignedArgs), index32);
       if (failed(lowering.run()))
         return signalPassFailure();
       int64_t shared =

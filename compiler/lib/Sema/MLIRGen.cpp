@@ -2827,7 +2827,9 @@ EmittedKernel Emitter::run() {
       SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
       if (unit)
         strides.back() = 1;
-      auto layout = StridedLayoutAttr::get(&ctx, ShapedType::kDynamic, strides);
+      // The runtime passes every tensor with its first element as the
+      // aligned pointer (descriptor offset 0).
+      auto layout = StridedLayoutAttr::get(&ctx, /*offset=*/0, strides);
       argTypes.push_back(MemRefType::get(shape, storageType(dt), layout));
       AbiArg a;
       a.param = pi;
@@ -2863,6 +2865,9 @@ EmittedKernel Emitter::run() {
     func->setAttr("tile.vector_width",
                   b.getI32IntegerAttr(static_cast<int32_t>(
                       std::min<int64_t>(it->second.getInt(), 64))));
+  // Indices of every tensor fit in 31 bits (Specialization::index32).
+  if (spec.index32)
+    func->setAttr("tile.index32", b.getUnitAttr());
   // tile.dot inputs may run on tf32 tensor cores (precision "tf32").
   if (auto policy = PrecisionPolicy::parse(spec.precision, nullptr);
       policy && policy->tf32Dots)

@@ -311,5 +311,7 @@ std::string Specialization::canonical() const {
   os << ";aligned=" << (alignmentKnown ? "known:" : "");
   for (const auto &a : aligned)
     os << a << ",";
+  if (index32)
+    os << ";index32";
   return os.str();
 }

@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
   CLI::App app{"Compile a Tessera tile-language kernel and print one stage"};
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
                                                  alignedText, all;
-  bool timeStages = false, allUnit = false;
+  bool timeStages = false, allUnit = false, index32 = false;
   std::string outputPath;
   std::string arch = "sm_90a";
   bool resourceUsage = false;
@@ -69,6 +69,9 @@ int main(int argc, char **argv) {
                  "outer strides, rows), comma list or 'all'; the others are "
                  "then known unaligned (default: not known, tested at run "
                  "time)");
+  app.add_flag("--index32", index32,
+               "Assume every tensor's dimensions and element offsets fit in "
+               "31 bits (32-bit index arithmetic on the GPU)");
   app.add_option("--emit", emitText,
                  "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj "
                  "(host CPU), gpu, ptx, cubin (NVIDIA GPU), none")
@@ -109,6 +112,7 @@ int main(int argc, char **argv) {
     kernel = kernels.front()->name;
   }
   Specialization spec;
+  spec.index32 = index32;
   spec.precision = precision;
   for (const std::string &item : splitList(specText)) {
     auto eq = item.find('=');

@@ -189,6 +189,9 @@ struct Specialization {
   /// the other tensors are then known not to be aligned. When false, the
   /// GPU code tests the alignment of the others once at entry.
   bool alignmentKnown = false;
+  /// Every dimension and element offset of every tensor fits in 31 bits at
+  /// launch: the GPU code computes indices and bounds in 32 bits.
+  bool index32 = false;
 
   /// A canonical text form, used in cache keys.
   std::string canonical() const;
