@@ -14,6 +14,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -230,6 +232,16 @@ struct Context {
   int errors = 0;
 };
 
+/// CPU time of this process and of its waited-for children (ptxas).
+double cpuSeconds() {
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto sec = [](const timeval &t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  return sec(self.ru_utime) + sec(self.ru_stime) + sec(children.ru_utime) +
+         sec(children.ru_stime);
+}
+
 /// The Triton side of one case: compiled, read and disassembled.
 void addTriton(Context &ctx, const ScoreKernel &sk, const std::string &arch,
                const std::map<std::string, std::string> &config,
@@ -274,6 +286,8 @@ void addTriton(Context &ctx, const ScoreKernel &sk, const std::string &arch,
   m["spillBytes"] = j.value("spills", 0);
   m["sharedBytes"] = j.value("shared_bytes", 0);
   m["threadsPerBlock"] = 32.0 * j.value("num_warps", 4);
+  if (j.contains("compile_cpu_ms"))
+    m["compileCpuMs"] = j.value("compile_cpu_ms", 0.0);
   addOccupancy(arch, m);
   code.baselineName = "Triton " + ctx.triton.version;
   code.baseline = std::move(m);
@@ -315,8 +329,10 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   gpu.assembler = ctx.options.assembler;
   driver::GpuResources res;
   driver::StageTimes times;
+  double cpu0 = cpuSeconds();
   auto cubin = driver::emit(module, sk.kernel, spec, driver::EmitKind::Cubin,
                             &times, gpu, &res);
+  double compileCpuMs = (cpuSeconds() - cpu0) * 1e3;
   if (!cubin.ok()) {
     r.failure = cubin.status().toString();
     ++ctx.errors;
@@ -352,6 +368,7 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   m["sharedBytes"] = double(res.sharedBytes + res.tileSharedBytes);
   m["threadsPerBlock"] = res.blockSize;
   addOccupancy(arch, m);
+  m["compileCpuMs"] = compileCpuMs;
   code.metrics = std::move(m);
   if (*sk.triton)
     addTriton(ctx, sk, arch, r.config, code);
@@ -555,10 +572,11 @@ std::string renderSummary(const RunResult &run) {
   std::string out =
       "| kernel | arch | regs | spill B | occupancy | instrs | "
       "loop instrs | BAR/iter | widest LDG/STG | instr/B | "
-      "instr/MMA |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+      "instr/MMA | compile CPU ms |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const CaseResult &c : run.cases) {
     if (!c.passed) {
-      out += "| " + c.name + " | " + c.device + " | FAILED |||||||||\n";
+      out += "| " + c.name + " | " + c.device + " | FAILED ||||||||||\n";
       continue;
     }
     const CodeShape &k = *c.code;
@@ -590,7 +608,8 @@ std::string renderSummary(const RunResult &run) {
            pair("barriersPerIteration", "%.0f", true) + " | " +
            widest(k.metrics) + (base ? " / " + widest(k.baseline) : "") +
            " | " + pair("instrPerGlobalByte", "%.2f") + " | " +
-           pair("instrPerMma", "%.1f") + " |\n";
+           pair("instrPerMma", "%.1f") + " | " +
+           pair("compileCpuMs", "%.0f") + " |\n";
   }
   std::string baseline;
   for (const CaseResult &c : run.cases)
