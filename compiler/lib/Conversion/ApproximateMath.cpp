@@ -14,11 +14,31 @@ namespace mlir::tessera {
 using namespace mlir;
 
 namespace {
+/// The functions MLIR approximates with polynomials (in f32; f16/bf16
+/// operands are computed in f32).
+constexpr llvm::StringLiteral kApproximated[] = {
+    "acos", "asin", "atan",  "atan2", "cbrt",  "cos",  "erf", "erfc",
+    "exp",  "exp2", "expm1", "log",   "log1p", "log2", "sin", "tanh"};
+
 struct ApproximateMathPass
     : mlir::tessera::impl::ApproximateMathPassBase<ApproximateMathPass> {
+  using ApproximateMathPassBase::ApproximateMathPassBase;
+
   void runOnOperation() override {
+    llvm::SmallVector<llvm::StringRef> kept;
+    llvm::StringRef(keep).split(kept, ',', -1, /*KeepEmpty=*/false);
+    // The predicates see operation names ("math.exp").
+    auto approximated = [](llvm::StringRef name) {
+      return name.consume_front("math.") &&
+             llvm::is_contained(kApproximated, name);
+    };
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns);
+    populateMathF32ExpansionPatterns(patterns, approximated);
+    populateMathPolynomialApproximationPatterns(
+        patterns, [&](llvm::StringRef name) {
+          return approximated(name) &&
+                 !llvm::is_contained(kept, name.drop_front(5));
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -264,10 +264,17 @@ def ApproximateMathPass : Pass<"tessera-approximate-math"> {
   let summary = "Replaces transcendental math ops with polynomial approximations";
   let description = [{
     Applies MLIR's polynomial approximations (`exp`, `exp2`, `log`, `log2`,
-    `tanh`, `erf`, `rsqrt`, ...) so that kernels need no math library: the
-    CPU JIT and the GPU code use the same f32 formulas, and no libdevice is
-    needed to produce PTX.
+    `tanh`, `erf`, ...) so that kernels need no math library; f16 and bf16
+    operands are computed in f32. Functions named in `keep` are left to the
+    target's math library: the GPU pipeline keeps `exp`, `exp2`, `log` and
+    `log2` for libdevice, whose versions use the special-function unit
+    (`ex2.approx`, `lg2.approx`) with an exact argument reduction (2 ulp),
+    in a third of the instructions.
   }];
+  let options = [
+    Option<"keep", "keep", "std::string", "\"\"",
+           "Comma-separated math functions not to approximate">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
