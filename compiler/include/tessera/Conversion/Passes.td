@@ -260,6 +260,19 @@ def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> 
 }
 
 
+def ExpandArithForGPUPass : Pass<"tessera-expand-arith-for-gpu"> {
+  let summary = "Expands the arith ops NVPTX cannot lower, keeping min/max";
+  let description = [{
+    Upstream `arith-expand{include-bf16=true}` without its rewrite of
+    `arith.maximumf` / `arith.minimumf` into compares and selects: the
+    NVPTX back end lowers those to one `max.NaN.f32` / `min.NaN.f32` on
+    sm_80 and later, with the same NaN propagation. Floor and ceiling
+    divisions, bf16 conversions and scaling extensions/truncations are
+    expanded as upstream does.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ApproximateMathPass : Pass<"tessera-approximate-math"> {
   let summary = "Replaces transcendental math ops with polynomial approximations";
   let description = [{

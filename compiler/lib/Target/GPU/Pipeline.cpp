@@ -145,7 +145,7 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
       pm, "gpu.module(tessera-expand-float8-casts,"
           "arith-emulate-unsupported-floats{source-types=bf16,f16 "
           "target-type=f32},"
-          "arith-expand{include-bf16=true},"
+          "tessera-expand-arith-for-gpu,"
           "tessera-approximate-math{keep=exp,exp2,log,log2},"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "tessera-gpu-mma-to-nvvm,convert-nvgpu-to-nvvm,"

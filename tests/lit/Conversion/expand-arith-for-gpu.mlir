@@ -1,0 +1,18 @@
+// RUN: tessera-opt %s -tessera-expand-arith-for-gpu | FileCheck %s
+
+// NaN-propagating max/min stay single ops (max.NaN.f32 on sm_80+); integer
+// floor/ceiling divisions and bf16 conversions are expanded as upstream's
+// arith-expand does.
+// CHECK-LABEL: func.func @keep_minmax
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.minimumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT: arith.ceildivsi
+// CHECK-NOT: arith.extf {{.*}} bf16
+// CHECK: return
+func.func @keep_minmax(%a: f32, %b: f32, %v: vector<4xf32>, %w: vector<4xf32>, %i: i32, %j: i32, %h: bf16) -> (f32, vector<4xf32>, i32, f32) {
+  %m = arith.maximumf %a, %b : f32
+  %n = arith.minimumf %v, %w : vector<4xf32>
+  %c = arith.ceildivsi %i, %j : i32
+  %e = arith.extf %h : bf16 to f32
+  return %m, %n, %c, %e : f32, vector<4xf32>, i32, f32
+}
