@@ -1,11 +1,12 @@
 // RUN: tessera-opt %s -tessera-expand-arith-for-gpu | FileCheck %s
 
-// NaN-propagating max/min stay single ops (max.NaN.f32 on sm_80+); integer
-// floor/ceiling divisions and bf16 conversions are expanded as upstream's
-// arith-expand does.
+// NaN-propagating max/min become single LLVM intrinsics (max.NaN.f32 on
+// sm_80+); integer floor/ceiling divisions and bf16 conversions are
+// expanded as upstream's arith-expand does.
 // CHECK-LABEL: func.func @keep_minmax
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
-// CHECK: arith.minimumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: llvm.intr.maximum(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// CHECK: llvm.intr.minimum(%{{.*}}, %{{.*}}) : (vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+// CHECK-NOT: arith.maximumf
 // CHECK-NOT: arith.ceildivsi
 // CHECK-NOT: arith.extf {{.*}} bf16
 // CHECK: return

@@ -264,13 +264,14 @@ def ExpandArithForGPUPass : Pass<"tessera-expand-arith-for-gpu"> {
   let summary = "Expands the arith ops NVPTX cannot lower, keeping min/max";
   let description = [{
     Upstream `arith-expand{include-bf16=true}` without its rewrite of
-    `arith.maximumf` / `arith.minimumf` into compares and selects: the
-    NVPTX back end lowers those to one `max.NaN.f32` / `min.NaN.f32` on
-    sm_80 and later, with the same NaN propagation. Floor and ceiling
-    divisions, bf16 conversions and scaling extensions/truncations are
-    expanded as upstream does.
+    `arith.maximumf` / `arith.minimumf` into compares and selects: those
+    become `llvm.intr.maximum` / `llvm.intr.minimum`, which the NVPTX back
+    end lowers to one `max.NaN.f32` / `min.NaN.f32` on sm_80 and later,
+    with the same NaN propagation. Everything else is expanded as upstream
+    does.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def ApproximateMathPass : Pass<"tessera-approximate-math"> {
