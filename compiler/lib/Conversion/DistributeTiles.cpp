@@ -15,6 +15,8 @@
 #include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <map>
@@ -203,6 +205,16 @@ private:
   bool vectorOK = false;
   /// Per global tensor (kernel argument), the widest vector access.
   DenseMap<Value, int64_t> widest;
+  /// Per kernel argument, its `tile.dim_symbols` (null for scalars).
+  SmallVector<ArrayAttr> dimSymbols;
+
+public:
+  void setDimSymbols(SmallVector<ArrayAttr> symbols) {
+    dimSymbols = std::move(symbols);
+  }
+
+private:
+  bool paddingUnobservable(LoadOp op);
 
   Type convert(Type t) {
     auto rt = dyn_cast<RankedTensorType>(t);
@@ -512,16 +524,17 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
   int64_t w =
       vectorOK ? accessWidth(op, t, op.getSource(), op.getOffsets().back()) : 1;
   Value other = op.getOther() ? map.lookup(op.getOther()) : Value();
-  if (!other)
+  if (LLVM::isCompatibleType(et) && paddingUnobservable(op))
+    // Nothing reads the elements outside the tensor: no padding value, so
+    // the code need not materialise one (predicated loads, no zeroing).
+    other = LLVM::PoisonOp::create(b, l, et);
+  else if (!other)
     other = isa<FloatType>(et)
                 ? arith::ConstantOp::create(b, l, b.getFloatAttr(et, 0.0))
                       .getResult()
                 : arith::ConstantOp::create(b, l, b.getIntegerAttr(et, 0))
                       .getResult();
   Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  SmallVector<unsigned> dims;
-  for (unsigned d = 0; d < t.getRank(); ++d)
-    dims.push_back(d);
   auto vt = cast<VectorType>(convert(t));
   Value result = vector::BroadcastOp::create(b, l, vt, other);
   int64_t bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
@@ -601,6 +614,74 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
   }
   map.map(op.getResult(), result);
   return success();
+}
+
+/// Whether the padding of `op`'s out-of-bounds elements can never be seen:
+/// the loaded tile only flows, through element-wise operations and
+/// unit-dimension reshapes, into stores whose bounds imply the load's (the
+/// same offsets into dimensions with the same shape symbols), so an
+/// element outside the loaded tensor is never stored.
+bool KernelLowering::paddingUnobservable(LoadOp op) {
+  if (op.getMask())
+    return false;
+  // (offset, shape symbol) of each dimension of an access, split into the
+  // tile's non-unit dimensions (in order) and its unit ones.
+  using Dim = std::pair<Value, StringRef>;
+  auto dimsOf = [&](Value memref, ValueRange offsets, RankedTensorType tile,
+                    SmallVector<Dim> &wide, SmallVector<Dim> &unit) {
+    auto arg = dyn_cast<BlockArgument>(memref);
+    if (!arg || arg.getArgNumber() >= dimSymbols.size() ||
+        !dimSymbols[arg.getArgNumber()])
+      return false;
+    ArrayAttr syms = dimSymbols[arg.getArgNumber()];
+    for (auto [d, off] : llvm::enumerate(offsets)) {
+      auto sym = d < syms.size() ? dyn_cast<StringAttr>(syms[d]) : nullptr;
+      if (!sym || sym.getValue().empty())
+        return false;
+      (tile.getShape()[d] == 1 ? unit : wide).push_back({off, sym.getValue()});
+    }
+    return true;
+  };
+  SmallVector<Dim> loadWide, loadUnit;
+  if (!dimsOf(op.getSource(), op.getOffsets(), op.getType(), loadWide,
+              loadUnit))
+    return false;
+  SmallVector<Value> work{op.getResult()};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto st = dyn_cast<StoreOp>(user)) {
+        if (use.getOperandNumber() != 0)
+          return false;
+        SmallVector<Dim> wide, unit;
+        if (!dimsOf(st.getDest(), st.getOffsets(),
+                    cast<RankedTensorType>(st.getValue().getType()), wide,
+                    unit) ||
+            wide != loadWide)
+          return false;
+        for (const Dim &d : loadUnit)
+          if (!llvm::is_contained(unit, d))
+            return false;
+        continue;
+      }
+      Dialect *d = user->getDialect();
+      bool elementwise = d && isa<arith::ArithDialect, math::MathDialect>(d) &&
+                         user->getNumRegions() == 0 &&
+                         llvm::all_of(user->getResultTypes(), [](Type t) {
+                           auto rt = dyn_cast<RankedTensorType>(t);
+                           return rt && rt.getRank() > 0;
+                         });
+      if (!elementwise && !isa<ReshapeOp>(user))
+        return false;
+      for (Value r : user->getResults())
+        work.push_back(r);
+    }
+  }
+  return true;
 }
 
 LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
@@ -1219,6 +1300,9 @@ struct DistributeTilesPass
       }
       bool index32 = f->hasAttr("tile.index32");
       SmallVector<std::optional<bool>> alignedArgs;
+      SmallVector<ArrayAttr> symbols;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        symbols.push_back(f.getArgAttrOfType<ArrayAttr>(i, "tile.dim_symbols"));
       for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         auto a = f.getArgAttrOfType<BoolAttr>(i, "tile.aligned");
         alignedArgs.push_back(a ? std::optional<bool>(a.getValue())
@@ -1228,6 +1312,7 @@ struct DistributeTilesPass
           mlir::tessera::outlineKernel(module, f, warps * 32);
       KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
                               std::move(alignedArgs), index32);
+      lowering.setDimSymbols(std::move(symbols));
       if (failed(lowering.run()))
         return signalPassFailure();
       int64_t shared =

@@ -126,3 +126,48 @@ func.func @replicated(%a: memref<?xf32, strided<[?], offset: ?>>, %c: memref<?xf
   tile.store %x, %c[%c0] : tensor<64xf32>, memref<?xf32, strided<[?], offset: ?>>
   return
 }
+
+// -----
+
+// A load whose elements only reach a store with the same bounds (same
+// offset into dimensions with the same shape symbol) needs no padding
+// value: nothing can read its out-of-bounds lanes.
+// CHECK-LABEL: gpu.func @scaled_copy
+// CHECK: llvm.mlir.poison : f32
+// CHECK-NOT: arith.constant 0.000000e+00 : f32
+// CHECK: gpu.return
+func.func @scaled_copy(%a: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"]}, %c: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"]}, %s: f32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %p = tile.program_id 0 : i64
+  %c1024 = arith.constant 1024 : i64
+  %i0 = arith.muli %p, %c1024 : i64
+  %x = tile.load %a[%i0] : memref<?xf32, strided<[1]>> -> tensor<1024xf32>
+  %k = tile.splat %s : tensor<1024xf32>
+  %y = arith.mulf %x, %k : tensor<1024xf32>
+  tile.store %y, %c[%i0] : tensor<1024xf32>, memref<?xf32, strided<[1]>>
+  return
+}
+
+// -----
+
+// Negative cases: a reduction reads the padding (0 for a sum), and a store
+// into a tensor of another shape symbol could keep lanes the load lacked.
+// CHECK-LABEL: gpu.func @padding_read
+// CHECK-NOT: llvm.mlir.poison
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @other_symbol
+// CHECK-NOT: llvm.mlir.poison
+// CHECK: gpu.return
+func.func @padding_read(%a: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"]}, %out: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"]}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1]>> -> tensor<1024xf32>
+  %s = tile.reduce sum %x {axis = 0 : i32} : tensor<1024xf32> -> tensor<f32>
+  %e = tensor.extract %s[] : tensor<f32>
+  tile.atomic_rmw add %e, %out[%c0] : f32, memref<?xf32, strided<[1]>>
+  return
+}
+func.func @other_symbol(%a: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"]}, %c: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["M"]}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1]>> -> tensor<1024xf32>
+  tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1]>>
+  return
+}

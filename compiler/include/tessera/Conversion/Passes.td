@@ -186,7 +186,9 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       along the tensor's unit-stride innermost dimension with one vector
       access of up to 16 bytes (`ld.global.v4.b32`), bounds-checked per
       run; threads that only repeat other threads' elements (a tile
-      smaller than its layout) do not store;
+      smaller than its layout) do not store; a load whose elements only
+      reach stores with the same bounds gets no padding value (nothing
+      can read it), so its out-of-bounds lanes cost nothing;
     - `tile.reduce` combines a thread's own elements, then the lanes along
       the axis with butterfly `gpu.shuffle`s, then, when warps lie along
       the axis, the warps through a small shared buffer with one barrier
@@ -216,7 +218,8 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> {
