@@ -92,6 +92,31 @@ TEST(ScorecardCli, WithoutADisassemblerTheMixIsLeftOutWithTheReason) {
   }
 }
 
+TEST(ScorecardCli, SoftmaxAlsoAtTheBaselinesConfiguration) {
+  int rc = run("sass --kernel softmax --arch sm_90a --baseline none "
+               "--nvdisasm " +
+               kFake + " --format json");
+  if (rc != 0 && outputText().find("no PTX assembler") != std::string::npos)
+    GTEST_SKIP() << outputText();
+  ASSERT_EQ(rc, 0) << outputText();
+  auto result = fromJson(outputText(), "stdout");
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  // fp32 and fp16 at the default configuration and at BLOCK_SIZE=4096.
+  ASSERT_EQ(result->cases.size(), 4u);
+  int atBaseline = 0;
+  for (const CaseResult &c : result->cases) {
+    EXPECT_TRUE(c.passed) << c.name << ": " << c.failure;
+    if (c.configSource != "baseline") {
+      EXPECT_EQ(c.config.at("BLOCK_SIZE"), "1024") << c.name;
+      continue;
+    }
+    ++atBaseline;
+    EXPECT_NE(c.name.find("[BLOCK_SIZE=4096]"), std::string::npos) << c.name;
+    EXPECT_EQ(c.config.at("BLOCK_SIZE"), "4096") << c.name;
+  }
+  EXPECT_EQ(atBaseline, 2);
+}
+
 TEST(ScorecardCli, BadOptionsAndMissingTriton) {
   EXPECT_EQ(run("sass --arch sm_9x"), 2);
   EXPECT_NE(outputText().find("not a real GPU architecture"), std::string::npos)
