@@ -7,11 +7,30 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
+
+bool tessera::writesMemory(Operation *op) {
+  bool writes = false;
+  op->walk([&](Operation *nested) {
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(nested)) {
+      if (effects.hasEffect<MemoryEffects::Write>() ||
+          effects.hasEffect<MemoryEffects::Allocate>() ||
+          effects.hasEffect<MemoryEffects::Free>())
+        writes = true;
+    } else if (!nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+               !isa<gpu::BarrierOp>(nested)) {
+      // Unknown effects: assume the worst.
+      writes = true;
+    }
+    return writes ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return writes;
+}
 
 bool tessera::isWorkgroupMemRef(Type t) {
   auto m = dyn_cast<MemRefType>(t);

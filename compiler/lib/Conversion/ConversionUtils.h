@@ -29,8 +29,11 @@ namespace mlir::tessera {
 /// in a `gpu.module` of its own (with the constant globals it reads), with
 /// `tile.program_id` / `tile.num_programs` as `gpu.block_id` /
 /// `gpu.grid_dim` and `gpu.return` for `func.return`. `f` is erased.
-gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp f,
-                             int64_t threads);
+gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp f, int64_t threads);
+
+/// Whether `op` (or anything nested in it) may write, allocate or free
+/// memory; operations with unknown effects may (block barriers do not).
+bool writesMemory(Operation *op);
 
 /// Whether `t` is a memref in the GPU workgroup (shared) address space.
 bool isWorkgroupMemRef(Type t);

@@ -53,21 +53,6 @@ bool touchesTensors(Operation *op) {
       .wasInterrupted();
 }
 
-/// Whether `op` (or anything nested) may write memory.
-bool mayWrite(Operation *op) {
-  bool writes = false;
-  op->walk([&](Operation *n) {
-    if (auto e = dyn_cast<MemoryEffectOpInterface>(n)) {
-      if (e.hasEffect<MemoryEffects::Write>())
-        writes = true;
-    } else if (!n->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
-      writes = true;
-    }
-    return writes ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return writes;
-}
-
 /// Largest power of two dividing the value of the scalar `v` (capped), from
 /// how it is computed: constants, products, sums and loop counters.
 int64_t divisibility(Value v, unsigned depth = 0) {
@@ -227,6 +212,12 @@ private:
   }
 
   const ThreadBase &baseFor(Attribute layout, ArrayRef<int64_t> shape);
+  /// This thread's lane and warp index along one dimension of a layout.
+  Value laneIndex(OpBuilder &b, Location l, const DimSpread &s);
+  Value warpIndex(OpBuilder &b, Location l, const DimSpread &s);
+  /// The first element this thread holds along the dimension, before a
+  /// tile smaller than the layout wraps it around.
+  Value firstElement(OpBuilder &b, Location l, const DimSpread &s);
   int64_t accessWidth(Operation *op, RankedTensorType tile, Value memref,
                       Value lastOffset);
   void planAccesses(Block &body);
@@ -254,8 +245,12 @@ private:
   SmallVector<Value> indicesAt(OpBuilder &b, Location l, const BlockAccess &a,
                                const ThreadBase &base,
                                ArrayRef<int64_t> regOffset, Value &cond);
-  Value inBounds(OpBuilder &b, Location l, Value memref,
-                 ArrayRef<Value> indices, ArrayRef<unsigned> dims);
+  /// The element indices of register `r` of a gather or scatter (from its
+  /// index tiles), and in `cond` whether they lie in `memref` and `mask`
+  /// (if any) keeps the element.
+  SmallVector<Value> elementIndices(OpBuilder &b, Location l, Value memref,
+                                    ValueRange indices, Value mask,
+                                    IRMapping &map, int64_t r, Value &cond);
   bool needsLeadingBarrier(Operation *site);
 };
 
@@ -276,18 +271,7 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
   for (auto [d, s] : llvm::enumerate(getDimSpreads(parent, pshape))) {
     if (slice && d == slice.getDim())
       continue;
-    Value laneIdx = arith::RemUIOp::create(
-        b, l, arith::DivUIOp::create(b, l, lane, cIndex(b, l, s.laneStride)),
-        cIndex(b, l, s.lanes));
-    Value warpIdx = arith::RemUIOp::create(
-        b, l, arith::DivUIOp::create(b, l, warp, cIndex(b, l, s.warpStride)),
-        cIndex(b, l, s.warps));
-    Value raw = arith::MulIOp::create(
-        b, l,
-        arith::AddIOp::create(
-            b, l, arith::MulIOp::create(b, l, warpIdx, cIndex(b, l, s.lanes)),
-            laneIdx),
-        cIndex(b, l, s.perThread));
+    Value raw = firstElement(b, l, s);
     if (s.replicated()) {
       Value dup = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, raw,
                                         cIndex(b, l, s.size));
@@ -327,6 +311,27 @@ KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
   return a;
 }
 
+Value KernelLowering::laneIndex(OpBuilder &b, Location l, const DimSpread &s) {
+  return arith::RemUIOp::create(
+      b, l, arith::DivUIOp::create(b, l, lane, cIndex(b, l, s.laneStride)),
+      cIndex(b, l, s.lanes));
+}
+
+Value KernelLowering::warpIndex(OpBuilder &b, Location l, const DimSpread &s) {
+  return arith::RemUIOp::create(
+      b, l, arith::DivUIOp::create(b, l, warp, cIndex(b, l, s.warpStride)),
+      cIndex(b, l, s.warps));
+}
+
+Value KernelLowering::firstElement(OpBuilder &b, Location l,
+                                   const DimSpread &s) {
+  Value thread = arith::AddIOp::create(
+      b, l,
+      arith::MulIOp::create(b, l, warpIndex(b, l, s), cIndex(b, l, s.lanes)),
+      laneIndex(b, l, s));
+  return arith::MulIOp::create(b, l, thread, cIndex(b, l, s.perThread));
+}
+
 SmallVector<Value> KernelLowering::indicesAt(OpBuilder &b, Location l,
                                              const BlockAccess &a,
                                              const ThreadBase &base,
@@ -360,20 +365,29 @@ SmallVector<Value> KernelLowering::indicesAt(OpBuilder &b, Location l,
   return idx;
 }
 
-Value KernelLowering::inBounds(OpBuilder &b, Location l, Value memref,
-                               ArrayRef<Value> indices,
-                               ArrayRef<unsigned> dims) {
-  Value ok;
-  for (unsigned d : dims) {
-    Value dim = memref::DimOp::create(b, l, memref, d);
+SmallVector<Value> KernelLowering::elementIndices(OpBuilder &b, Location l,
+                                                  Value memref,
+                                                  ValueRange indices,
+                                                  Value mask, IRMapping &map,
+                                                  int64_t r, Value &cond) {
+  SmallVector<Value> idx;
+  cond = {};
+  for (auto [d, i] : llvm::enumerate(indices)) {
+    Value x = arith::IndexCastOp::create(
+        b, l, b.getIndexType(),
+        vector::ExtractOp::create(b, l, map.lookup(i), r));
     // Unsigned: a negative index is out of bounds too.
-    Value in =
-        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, indices[d], dim);
-    ok = ok ? arith::AndIOp::create(b, l, ok, in).getResult() : in;
+    Value in = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, x,
+                                     memref::DimOp::create(b, l, memref, d));
+    cond = cond ? arith::AndIOp::create(b, l, cond, in).getResult() : in;
+    idx.push_back(x);
   }
-  if (!ok)
-    ok = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
-  return ok;
+  if (!cond)
+    cond = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
+  if (mask)
+    cond = arith::AndIOp::create(
+        b, l, cond, vector::ExtractOp::create(b, l, map.lookup(mask), r));
+  return idx;
 }
 
 /// The number of consecutive elements one access of `tile` to `memref`
@@ -699,9 +713,6 @@ LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
   int64_t w =
       vectorOK ? accessWidth(op, t, op.getDest(), op.getOffsets().back()) : 1;
   Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  SmallVector<unsigned> dims;
-  for (unsigned d = 0; d < t.getRank(); ++d)
-    dims.push_back(d);
   int64_t bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
   Value owner;
   if (tb.duplicate)
@@ -773,22 +784,12 @@ LogicalResult KernelLowering::lowerGather(GatherOp op, OpBuilder &b,
                       .getResult()
                 : arith::ConstantOp::create(b, l, b.getIntegerAttr(et, 0))
                       .getResult();
-  Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  SmallVector<unsigned> dims;
-  for (unsigned d = 0; d < op.getIndices().size(); ++d)
-    dims.push_back(d);
   Value result =
       vector::BroadcastOp::create(b, l, VectorType::get({n}, et), other);
   for (int64_t r = 0; r < n; ++r) {
-    SmallVector<Value> idx;
-    for (Value i : op.getIndices())
-      idx.push_back(arith::IndexCastOp::create(
-          b, l, b.getIndexType(),
-          vector::ExtractOp::create(b, l, map.lookup(i), r)));
-    Value cond = inBounds(b, l, memref, idx, dims);
-    if (mask)
-      cond = arith::AndIOp::create(b, l, cond,
-                                   vector::ExtractOp::create(b, l, mask, r));
+    Value cond;
+    SmallVector<Value> idx = elementIndices(b, l, memref, op.getIndices(),
+                                            op.getMask(), map, r, cond);
     auto ifOp = scf::IfOp::create(
         b, l, cond,
         [&](OpBuilder &tb2, Location) {
@@ -812,20 +813,10 @@ LogicalResult KernelLowering::lowerScatter(ScatterOp op, OpBuilder &b,
   Value value = map.lookup(op.getValue());
   const ThreadBase &tb = baseFor(getLayout(t), t.getShape());
   int64_t n = getNumRegisters(getLayout(t), t.getShape());
-  Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  SmallVector<unsigned> dims;
-  for (unsigned d = 0; d < op.getIndices().size(); ++d)
-    dims.push_back(d);
   for (int64_t r = 0; r < n; ++r) {
-    SmallVector<Value> idx;
-    for (Value i : op.getIndices())
-      idx.push_back(arith::IndexCastOp::create(
-          b, l, b.getIndexType(),
-          vector::ExtractOp::create(b, l, map.lookup(i), r)));
-    Value cond = inBounds(b, l, memref, idx, dims);
-    if (mask)
-      cond = arith::AndIOp::create(b, l, cond,
-                                   vector::ExtractOp::create(b, l, mask, r));
+    Value cond;
+    SmallVector<Value> idx = elementIndices(b, l, memref, op.getIndices(),
+                                            op.getMask(), map, r, cond);
     if (tb.duplicate)
       cond = arith::AndIOp::create(
           b, l, cond,
@@ -876,19 +867,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   }
   // Threads that repeat others along the axis contribute nothing.
   if (sa.replicated()) {
-    // Recompute this dimension's duplicate flag alone.
-    Value laneIdx = arith::RemUIOp::create(
-        b, l, arith::DivUIOp::create(b, l, lane, cIndex(b, l, sa.laneStride)),
-        cIndex(b, l, sa.lanes));
-    Value warpIdx = arith::RemUIOp::create(
-        b, l, arith::DivUIOp::create(b, l, warp, cIndex(b, l, sa.warpStride)),
-        cIndex(b, l, sa.warps));
-    Value raw = arith::MulIOp::create(
-        b, l,
-        arith::AddIOp::create(
-            b, l, arith::MulIOp::create(b, l, warpIdx, cIndex(b, l, sa.lanes)),
-            laneIdx),
-        cIndex(b, l, sa.perThread));
+    // This dimension's duplicate flag alone.
+    Value raw = firstElement(b, l, sa);
     Value dup = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, raw,
                                       cIndex(b, l, sa.size));
     Value id = identity(b, l, kind, wt);
@@ -926,12 +906,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     Value slot = arith::AddIOp::create(
         b, l, arith::MulIOp::create(b, l, warpRest, cIndex(b, l, lanesRest)),
         laneRest);
-    Value laneIdx = arith::RemUIOp::create(
-        b, l, arith::DivUIOp::create(b, l, lane, cIndex(b, l, sa.laneStride)),
-        cIndex(b, l, sa.lanes));
-    Value warpIdx = arith::RemUIOp::create(
-        b, l, arith::DivUIOp::create(b, l, warp, cIndex(b, l, sa.warpStride)),
-        cIndex(b, l, sa.warps));
+    Value laneIdx = laneIndex(b, l, sa);
+    Value warpIdx = warpIndex(b, l, sa);
     if (needsLeadingBarrier(op))
       gpu::BarrierOp::create(b, l);
     Value writer = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
@@ -1035,7 +1011,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                       IRMapping &map) {
   Location l = op->getLoc();
   if (!touchesTensors(op)) {
-    if (!mayWrite(op)) {
+    if (!tessera::writesMemory(op)) {
       b.clone(*op, map);
       return success();
     }

@@ -31,25 +31,6 @@ using namespace mlir::tessera::tile;
 
 namespace {
 
-/// Whether `op` (or anything nested in it) may write memory.
-bool writesMemory(Operation *op) {
-  bool writes = false;
-  op->walk([&](Operation *nested) {
-    if (auto effects = dyn_cast<MemoryEffectOpInterface>(nested)) {
-      if (effects.hasEffect<MemoryEffects::Write>() ||
-          effects.hasEffect<MemoryEffects::Allocate>() ||
-          effects.hasEffect<MemoryEffects::Free>())
-        writes = true;
-    } else if (!nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-               !isa<gpu::BarrierOp>(nested)) {
-      // Unknown effects: assume the worst.
-      writes = true;
-    }
-    return writes ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return writes;
-}
-
 bool containsParallel(Operation *op) {
   return op->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
@@ -144,7 +125,8 @@ struct Mapper {
               return failure();
         continue;
       }
-      if (isa<memref::AllocOp, memref::AllocaOp>(op) || !writesMemory(op))
+      if (isa<memref::AllocOp, memref::AllocaOp>(op) ||
+          !mlir::tessera::writesMemory(op))
         continue;
       // Results are needed by every thread: such an op runs redundantly
       // (it may only write values every thread computes alike).
