@@ -218,8 +218,7 @@ private:
   /// The first element this thread holds along the dimension, before a
   /// tile smaller than the layout wraps it around.
   Value firstElement(OpBuilder &b, Location l, const DimSpread &s);
-  int64_t accessWidth(Operation *op, RankedTensorType tile, Value memref,
-                      Value lastOffset);
+  int64_t accessWidth(RankedTensorType tile, Value memref, Value lastOffset);
   void planAccesses(Block &body);
   Value sharedView(OpBuilder &b, Location l, int64_t elements, Type t);
 
@@ -395,8 +394,8 @@ SmallVector<Value> KernelLowering::elementIndices(OpBuilder &b, Location l,
 /// dimension when the layout gives a thread consecutive elements there, the
 /// offset keeps them aligned; 1 otherwise. (A masked run is one vector
 /// access when its mask is all true, element accesses otherwise.)
-int64_t KernelLowering::accessWidth(Operation *op, RankedTensorType tile,
-                                    Value memref, Value lastOffset) {
+int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
+                                    Value lastOffset) {
   Attribute layout = getLayout(tile);
   BlockedLayoutAttr parent = getBlockedParent(layout);
   unsigned last = tile.getRank() - 1;
@@ -421,12 +420,11 @@ void KernelLowering::planAccesses(Block &body) {
   body.walk([&](Operation *op) {
     if (auto ld = dyn_cast<LoadOp>(op)) {
       int64_t w =
-          accessWidth(op, ld.getType(), ld.getSource(), ld.getOffsets().back());
+          accessWidth(ld.getType(), ld.getSource(), ld.getOffsets().back());
       widest[ld.getSource()] = std::max(widest[ld.getSource()], w);
     } else if (auto st = dyn_cast<StoreOp>(op)) {
-      int64_t w =
-          accessWidth(op, cast<RankedTensorType>(st.getValue().getType()),
-                      st.getDest(), st.getOffsets().back());
+      int64_t w = accessWidth(cast<RankedTensorType>(st.getValue().getType()),
+                              st.getDest(), st.getOffsets().back());
       widest[st.getDest()] = std::max(widest[st.getDest()], w);
     }
   });
@@ -536,7 +534,7 @@ LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
     offsets.push_back(map.lookup(o));
   Type et = t.getElementType();
   int64_t w =
-      vectorOK ? accessWidth(op, t, op.getSource(), op.getOffsets().back()) : 1;
+      vectorOK ? accessWidth(t, op.getSource(), op.getOffsets().back()) : 1;
   Value other = op.getOther() ? map.lookup(op.getOther()) : Value();
   if (LLVM::isCompatibleType(et) && paddingUnobservable(op))
     // Nothing reads the elements outside the tensor: no padding value, so
@@ -711,7 +709,7 @@ LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookup(o));
   int64_t w =
-      vectorOK ? accessWidth(op, t, op.getDest(), op.getOffsets().back()) : 1;
+      vectorOK ? accessWidth(t, op.getDest(), op.getOffsets().back()) : 1;
   Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
   int64_t bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
   Value owner;

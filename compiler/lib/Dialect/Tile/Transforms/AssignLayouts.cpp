@@ -376,11 +376,6 @@ bool mlir::tessera::tile::canAssignLayouts(func::FuncOp kernel,
   std::string reason;
   kernel.walk([&](Operation *op) {
     reason = unsupportedReason(op);
-    if (reason.empty() && isa<tensor::ExtractOp>(op) &&
-        cast<tensor::ExtractOp>(op).getTensor().getType().getRank() != 0)
-      reason = "element extraction from a tile";
-    if (reason.empty() && isa<scf::WhileOp>(op) && hasTiles(op))
-      reason = "a while loop carrying tiles";
     return reason.empty() ? WalkResult::advance() : WalkResult::interrupt();
   });
   if (why)
