@@ -14,3 +14,34 @@ func.func @dot(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf3
 func.func @lanes(%x: tensor<64xf32, #bad>) {
   return
 }
+
+// -----
+
+// A reduction of another reduction's result has no register lowering yet.
+// expected-error @+1 {{has no register lowering: a reduction of another reduction's result}}
+func.func @reduce_twice(%x: tensor<16x64xf32>) attributes {tile.kernel} {
+  %r = tile.reduce sum %x {axis = 1 : i32} : tensor<16x64xf32> -> tensor<16xf32>
+  %s = tile.reduce sum %r {axis = 0 : i32} : tensor<16xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tiles whose extents are not powers of two keep the shared-memory lowering.
+// expected-error @+1 {{has no register lowering: a tile dimension that is not a power of two}}
+func.func @odd_tile(%a: memref<?xf32, strided<[1]>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1]>> -> tensor<96xf32>
+  tile.store %x, %a[%c0] : tensor<96xf32>, memref<?xf32, strided<[1]>>
+  return
+}
+
+// -----
+
+// Shuffles move 32 bits: a reduction of f64 elements has no register
+// lowering yet.
+// expected-error @+1 {{has no register lowering: a reduction of elements wider than 32 bits}}
+func.func @f64_sum(%x: tensor<64xf64>) attributes {tile.kernel} {
+  %s = tile.reduce sum %x {axis = 0 : i32} : tensor<64xf64> -> tensor<f64>
+  return
+}

@@ -34,11 +34,6 @@ bool isTile(Type t) {
   return rt && rt.getRank() >= 1 && rt.hasStaticShape();
 }
 
-bool hasTiles(Operation *op) {
-  return llvm::any_of(op->getOperandTypes(), isTile) ||
-         llvm::any_of(op->getResultTypes(), isTile);
-}
-
 /// The dimensions of a shape that are not 1.
 SmallVector<int64_t> squeezed(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> s;
@@ -57,9 +52,29 @@ bool isElementwise(Operation *op) {
          op->getNumRegions() == 0;
 }
 
+bool isTensor(Type t) { return isa<RankedTensorType>(t); }
+
 /// Why `op` has no register lowering, or the empty string.
 std::string unsupportedReason(Operation *op) {
-  if (!hasTiles(op))
+  bool tensors = llvm::any_of(op->getOperandTypes(), isTensor) ||
+                 llvm::any_of(op->getResultTypes(), isTensor);
+  if (!tensors)
+    return "";
+  for (Type t :
+       llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
+    if (auto rt = dyn_cast<RankedTensorType>(t))
+      for (int64_t d : rt.getShape())
+        if (d <= 0 || !llvm::isPowerOf2_64(d))
+          return "a tile dimension that is not a power of two";
+  if (auto r = dyn_cast<ReduceOp>(op))
+    if (r.getSource().getType().getElementTypeBitWidth() > 32)
+      return "a reduction of elements wider than 32 bits";
+  if (auto c = dyn_cast<arith::ConstantOp>(op))
+    if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()); d && !d.isSplat())
+      return "a constant tile whose elements differ";
+  // Rank-0 tensors (reduction results) are scalars in every thread.
+  if (auto e = dyn_cast<tensor::ExtractOp>(op);
+      e && e.getTensor().getType().getRank() == 0)
     return "";
   if (isElementwise(op) ||
       isa<SplatOp, ArangeOp, LoadOp, StoreOp, GatherOp, ScatterOp, ReduceOp,
@@ -299,20 +314,21 @@ struct AssignLayoutsPass
     // group without accesses of its own takes it; one with accesses keeps
     // its layout and the result is converted.
     DenseMap<Value, Attribute> fixed; // per value, overriding the group's
-    auto layoutFor = [&](Value v) -> Attribute {
+    auto layoutOfValue = [&](Value v) -> Attribute {
       if (auto it = fixed.find(v); it != fixed.end())
         return it->second;
-      auto shape = cast<RankedTensorType>(v.getType()).getShape();
-      return expandLayout(cast<BlockedLayoutAttr>(layoutOf[groups.find(v)]),
-                          shape);
+      Attribute l = layoutOf[groups.find(v)];
+      if (auto b = dyn_cast<BlockedLayoutAttr>(l))
+        return expandLayout(b, cast<RankedTensorType>(v.getType()).getShape());
+      return l;
     };
     SmallVector<std::pair<ReduceOp, Attribute>> conversions;
     f.walk([&](ReduceOp red) {
       if (!isTile(red.getType()))
         return;
-      Attribute src = layoutFor(red.getSource());
-      auto slice = SliceLayoutAttr::get(ctx, red.getAxis(),
-                                        cast<BlockedLayoutAttr>(src));
+      // Blocked: canAssignLayouts refuses reductions of reduction results.
+      auto src = cast<BlockedLayoutAttr>(layoutOfValue(red.getSource()));
+      auto slice = SliceLayoutAttr::get(ctx, red.getAxis(), src);
       Value root = groups.find(red.getResult());
       if (!requests[root].fromAccess && !isa<SliceLayoutAttr>(layoutOf[root]) &&
           squeezed(red.getType().getShape()) ==
@@ -325,14 +341,6 @@ struct AssignLayoutsPass
       fixed[red.getResult()] = slice;
       conversions.push_back({red, slice});
     });
-    auto layoutOfValue = [&](Value v) -> Attribute {
-      if (auto it = fixed.find(v); it != fixed.end())
-        return it->second;
-      Attribute l = layoutOf[groups.find(v)];
-      if (auto b = dyn_cast<BlockedLayoutAttr>(l))
-        return expandLayout(b, cast<RankedTensorType>(v.getType()).getShape());
-      return l;
-    };
 
     // 5. Retype: every tile value, then the constants' attributes.
     for (Value v : tiles) {
@@ -378,6 +386,40 @@ bool mlir::tessera::tile::canAssignLayouts(func::FuncOp kernel,
     reason = unsupportedReason(op);
     return reason.empty() ? WalkResult::advance() : WalkResult::interrupt();
   });
+  // A reduction of a tile derived from another reduction's (sliced) result
+  // has no register lowering yet.
+  if (reason.empty()) {
+    SmallVector<Value> work;
+    kernel.walk([&](ReduceOp r) {
+      if (isTile(r.getType()))
+        work.push_back(r.getResult());
+    });
+    DenseSet<Value> seen;
+    while (!work.empty() && reason.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<ReduceOp>(user)) {
+          reason = "a reduction of another reduction's result";
+          break;
+        }
+        llvm::append_range(work, user->getResults());
+        if (isa<scf::YieldOp>(user)) {
+          Operation *parent = user->getParentOp();
+          llvm::append_range(work, parent->getResults());
+          if (auto loop = dyn_cast<scf::ForOp>(parent))
+            work.push_back(loop.getRegionIterArgs()[use.getOperandNumber()]);
+        }
+        if (auto loop = dyn_cast<scf::ForOp>(user);
+            loop && use.getOperandNumber() >= loop.getNumControlOperands())
+          work.push_back(
+              loop.getRegionIterArgs()[use.getOperandNumber() -
+                                       loop.getNumControlOperands()]);
+      }
+    }
+  }
   if (why)
     *why = reason;
   return reason.empty();
