@@ -81,8 +81,9 @@ struct RemoveLayoutConversionsPass
           RemoveLayoutConversionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    // The greedy driver also applies ConvertLayoutOp's folder (same-layout
+    // conversions and chains).
     patterns.add<RematerialiseSource>(&getContext());
-    ConvertLayoutOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
