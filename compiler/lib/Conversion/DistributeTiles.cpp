@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <map>
@@ -158,16 +159,42 @@ struct ThreadBase {
   Value duplicate;         // i1, or null when no dimension is replicated
 };
 
+/// A dot operand tile held in shared memory instead of registers: a
+/// `rows` x `cols` block (cols contiguous) at element `base` of `buffer`,
+/// its 16-byte chunks XOR-swizzled so that ldmatrix reads and cp.async
+/// writes hit distinct banks. `transposed`: the tile value is the
+/// transpose of the stored block.
+struct Staged {
+  Value buffer; // workgroup memref<N x T, 3>
+  Value base;   // index
+  int64_t rows = 0, cols = 0;
+  bool transposed = false;
+};
+
+/// The XOR swizzle of a shared block with `cols` 16-bit elements per row:
+/// chunk `c` (8 elements) of row `r` goes to chunk
+/// `c ^ ((r / perPhase) % maxPhase)`, so that any 8 consecutive rows at one
+/// chunk cover 8 distinct 16-byte bank groups.
+struct Swizzle {
+  int64_t perPhase = 1, maxPhase = 1;
+  explicit Swizzle(int64_t cols) {
+    int64_t rowBytes = cols * 2;
+    perPhase = std::max<int64_t>(1, 128 / rowBytes);
+    maxPhase = 8 / perPhase;
+  }
+};
+
 class KernelLowering {
 public:
   /// `aligned[i]`: what the launch guarantees about argument i's
   /// alignment (`tile.aligned`), if anything.
   KernelLowering(gpu::GPUFuncOp kernel, int64_t warps, int64_t vectorCap,
                  int64_t maxTileRegisters,
-                 SmallVector<std::optional<bool>> aligned, bool index32)
+                 SmallVector<std::optional<bool>> aligned, bool index32,
+                 int64_t stages)
       : kernel(kernel), warps(warps), vectorCap(vectorCap),
         maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)),
-        index32(index32) {}
+        index32(index32), stages(stages) {}
 
   LogicalResult run();
 
@@ -177,6 +204,8 @@ private:
   SmallVector<std::optional<bool>> aligned;
   /// Indices and bounds in 32 bits (`tile.index32`).
   bool index32;
+  /// Depth of the copy pipeline of loops over dot operands (num_stages).
+  int64_t stages;
   std::optional<bool> alignmentOf(Value memref) const {
     if (auto a = dyn_cast<BlockArgument>(memref);
         a && a.getArgNumber() < aligned.size())
@@ -192,6 +221,12 @@ private:
   DenseMap<Value, int64_t> widest;
   /// Per kernel argument, its `tile.dim_symbols` (null for scalars).
   SmallVector<ArrayAttr> dimSymbols;
+  /// Loads of dot operands that go to shared memory (cp.async), and the
+  /// source tiles that live there while a body is lowered.
+  DenseSet<Operation *> stagedLoads;
+  DenseMap<Value, Staged> staged;
+  /// Per-thread values computed once at the kernel entry, by key.
+  std::map<std::string, Value> entryValues;
 
 public:
   void setDimSymbols(SmallVector<ArrayAttr> symbols) {
@@ -200,6 +235,36 @@ public:
 
 private:
   bool paddingUnobservable(LoadOp op);
+  bool stageable(LoadOp op);
+  /// A workgroup-memory buffer of `elements` elements in the kernel's
+  /// dynamic shared memory.
+  Value sharedBuffer(OpBuilder &b, Location l, int64_t elements, Type t);
+  /// Element offset of (row, chunk) in a swizzled block: both as
+  /// thread-dependent values plus constants; rowC a multiple of 8.
+  Value swizzledOffset(OpBuilder &b, Location l, const Swizzle &sw,
+                       int64_t cols, Value rowT, int64_t rowC, Value chunkT,
+                       int64_t chunkC);
+  /// Copies the block `op` loads (its offsets in `map`) into the shared
+  /// block at `base` of `buffer`: cp.async of 16-byte chunks, zero-filled
+  /// outside the tensor (`async`), or element by element.
+  void copyToShared(OpBuilder &b, LoadOp op, IRMapping &map, Value buffer,
+                    Value base, bool async);
+  bool useAsyncCopy(LoadOp op) const {
+    return vectorOK && alignmentOf(op.getSource()) != false;
+  }
+  LogicalResult lowerStagedLoad(LoadOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerPipelinedLoop(scf::ForOp loop, ArrayRef<LoadOp> loads,
+                                   OpBuilder &b, IRMapping &map);
+  /// Whether the offsets of `op`, in `loop`'s body, depend only on the
+  /// induction variable and values from outside the loop (`slice`: the
+  /// body's operations that compute them, in order).
+  bool pipelineable(LoadOp op, scf::ForOp loop,
+                    SmallVector<Operation *> &slice);
+  LogicalResult lowerDot(DotOp op, OpBuilder &b, IRMapping &map);
+  /// ldmatrix of the 8x8 blocks of one fragment group of a staged operand.
+  Value loadFragments(OpBuilder &b, Location l, const Staged &st,
+                      unsigned opIdx, MmaLayoutAttr mma, int64_t rep,
+                      int64_t kStep, int64_t tiles);
 
   Type convert(Type t) {
     auto rt = dyn_cast<RankedTensorType>(t);
@@ -261,6 +326,45 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
     return it->second;
   OpBuilder &b = *entry;
   Location l = kernel.getLoc();
+  MmaLayoutAttr mma = dyn_cast<MmaLayoutAttr>(layout);
+  auto dotOp = dyn_cast<DotOperandLayoutAttr>(layout);
+  if (dotOp)
+    mma = dotOp.getParent();
+  if (mma) {
+    // Lane l sits at row l / 4 and column pair l % 4 of an instruction
+    // tile; warp w at row w / wn, column w % wn of the warp grid.
+    ArrayRef<int64_t> w = mma.getWarpsPerCTA();
+    Value wm = arith::DivUIOp::create(b, l, warp, cIndex(b, l, w[1]));
+    Value wn = arith::RemUIOp::create(b, l, warp, cIndex(b, l, w[1]));
+    Value g = arith::DivUIOp::create(b, l, lane, cIndex(b, l, 4));
+    Value t2 = arith::MulIOp::create(
+        b, l, arith::RemUIOp::create(b, l, lane, cIndex(b, l, 4)),
+        cIndex(b, l, 2));
+    auto plus = [&](Value warpIdx, int64_t scale, Value laneVal) {
+      return arith::AddIOp::create(
+                 b, l, arith::MulIOp::create(b, l, warpIdx, cIndex(b, l, scale)),
+                 laneVal)
+          .getResult();
+    };
+    ThreadBase tb;
+    auto notFirst = [&](Value idx, int64_t count) -> Value {
+      if (count == 1)
+        return {};
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, idx,
+                                   cIndex(b, l, 0));
+    };
+    if (!dotOp) {
+      tb.base = {plus(wm, 16, g), plus(wn, 8, t2)};
+    } else if (dotOp.getOpIdx() == 0) {
+      // The warps of one grid row hold the same left operand.
+      tb.base = {plus(wm, 16, g), t2};
+      tb.duplicate = notFirst(wn, w[1]);
+    } else {
+      tb.base = {t2, plus(wn, 8, g)};
+      tb.duplicate = notFirst(wm, w[0]);
+    }
+    return bases[key] = tb;
+  }
   BlockedLayoutAttr parent = getBlockedParent(layout);
   SmallVector<int64_t> pshape(shape);
   auto slice = dyn_cast<SliceLayoutAttr>(layout);
@@ -397,11 +501,10 @@ SmallVector<Value> KernelLowering::elementIndices(OpBuilder &b, Location l,
 int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
                                     Value lastOffset) {
   Attribute layout = getLayout(tile);
-  BlockedLayoutAttr parent = getBlockedParent(layout);
   unsigned last = tile.getRank() - 1;
   auto mt = cast<MemRefType>(memref.getType());
-  if (!isa<BlockedLayoutAttr>(layout) ||
-      parent.getOrder()[0] != int64_t(last) || tile.getShape()[last] == 1 ||
+  if (isa<SliceLayoutAttr>(layout) ||
+      getContiguousDim(layout) != int64_t(last) || tile.getShape()[last] == 1 ||
       !tessera::hasUnitInnerStride(mt) || alignmentOf(memref) == false)
     return 1;
   int64_t bits = tile.getElementTypeBitWidth();
@@ -418,7 +521,13 @@ int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
 
 void KernelLowering::planAccesses(Block &body) {
   body.walk([&](Operation *op) {
-    if (auto ld = dyn_cast<LoadOp>(op)) {
+    if (auto ld = dyn_cast<LoadOp>(op); ld && stagedLoads.contains(op)) {
+      // 16-byte cp.async chunks.
+      int64_t w = alignmentOf(ld.getSource()) == false
+                      ? 1
+                      : 128 / ld.getType().getElementTypeBitWidth();
+      widest[ld.getSource()] = std::max(widest[ld.getSource()], w);
+    } else if (auto ld = dyn_cast<LoadOp>(op)) {
       int64_t w =
           accessWidth(ld.getType(), ld.getSource(), ld.getOffsets().back());
       widest[ld.getSource()] = std::max(widest[ld.getSource()], w);
@@ -432,6 +541,13 @@ void KernelLowering::planAccesses(Block &body) {
 
 Value KernelLowering::sharedView(OpBuilder &b, Location l, int64_t elements,
                                  Type t) {
+  Value view = sharedBuffer(b, l, elements, t);
+  return memref::MemorySpaceCastOp::create(
+      *entry, l, MemRefType::get({elements}, t), view);
+}
+
+Value KernelLowering::sharedBuffer(OpBuilder &b, Location l, int64_t elements,
+                                   Type t) {
   MLIRContext *ctx = b.getContext();
   int64_t bytes = std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
   int64_t offset = (sharedBytes + 15) / 16 * 16;
@@ -443,12 +559,10 @@ Value KernelLowering::sharedView(OpBuilder &b, Location l, int64_t elements,
         *entry, l,
         MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8),
                         MemRefLayoutAttrInterface(), wg));
-  Value view = memref::ViewOp::create(
+  return memref::ViewOp::create(
       *entry, l,
       MemRefType::get({elements}, t, MemRefLayoutAttrInterface(), wg), arena,
       cIndex(*entry, l, offset), ValueRange{});
-  return memref::MemorySpaceCastOp::create(
-      *entry, l, MemRefType::get({elements}, t), view);
 }
 
 /// A cross-warp exchange reuses its shared buffer on the next iteration of
@@ -1005,6 +1119,538 @@ LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Dot operands in shared memory and tensor-core products
+//===----------------------------------------------------------------------===//
+
+bool KernelLowering::stageable(LoadOp op) {
+  RankedTensorType t = op.getType();
+  Type et = t.getElementType();
+  if (!(et.isF16() || et.isBF16()) || op.getMask() || op.getOther())
+    return false;
+  if (!tessera::hasUnitInnerStride(cast<MemRefType>(op.getSource().getType())))
+    return false;
+  int64_t rank = t.getRank();
+  if (rank < 2)
+    return false;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (t.getShape()[d] != 1)
+      return false;
+  int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
+  if (rows % 8 != 0 || cols % 8 != 0)
+    return false;
+  // The tile only reaches one dot operand, through unit-dimension reshapes
+  // and transpositions.
+  Value v = op.getResult();
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    if (auto r = dyn_cast<ReshapeOp>(user)) {
+      if (r.getType().getShape() != ArrayRef<int64_t>{rows, cols})
+        return false;
+      v = r.getResult();
+      continue;
+    }
+    if (auto tr = dyn_cast<TransOp>(user)) {
+      if (tr.getSource().getType().getRank() != 2)
+        return false;
+      v = tr.getResult();
+      continue;
+    }
+    auto c = dyn_cast<ConvertLayoutOp>(user);
+    if (!c || !c.getResult().hasOneUse())
+      return false;
+    auto layout = dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType()));
+    auto dot = dyn_cast<DotOp>(*c.getResult().getUsers().begin());
+    return layout && dot &&
+           (layout.getOpIdx() == 0 ? dot.getLhs() : dot.getRhs()) ==
+               c.getResult();
+  }
+  return false;
+}
+
+Value KernelLowering::swizzledOffset(OpBuilder &b, Location l,
+                                     const Swizzle &sw, int64_t cols,
+                                     Value rowT, int64_t rowC, Value chunkT,
+                                     int64_t chunkC) {
+  // rowC is a multiple of 8 = perPhase * maxPhase: the phase is rowT's.
+  Value phase = arith::RemUIOp::create(
+      b, l, arith::DivUIOp::create(b, l, rowT, cIndex(b, l, sw.perPhase)),
+      cIndex(b, l, sw.maxPhase));
+  Value chunk = chunkC ? arith::AddIOp::create(b, l, chunkT, cIndex(b, l, chunkC))
+                             .getResult()
+                       : chunkT;
+  Value swz = arith::XOrIOp::create(b, l, chunk, phase);
+  Value off = arith::AddIOp::create(
+      b, l, arith::MulIOp::create(b, l, rowT, cIndex(b, l, cols)),
+      arith::MulIOp::create(b, l, swz, cIndex(b, l, 8)));
+  if (rowC)
+    off = arith::AddIOp::create(b, l, off, cIndex(b, l, rowC * cols));
+  return off;
+}
+
+void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
+                                  Value buffer, Value base, bool async) {
+  Location l = op.getLoc();
+  RankedTensorType t = op.getType();
+  int64_t rank = t.getRank();
+  int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
+  constexpr int64_t vec = 8; // 16 bytes of 16-bit elements
+  int64_t perRow = cols / vec, total = rows * perRow, threads = warps * 32;
+  Swizzle sw(cols);
+  Type et = t.getElementType();
+  Value memref = map.lookup(op.getSource());
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(map.lookup(o));
+  BlockAccess access = prepare(b, l, memref, offsets);
+  Value generic;
+  // Chunk j of this thread is chunk tid + j * threads. When a row holds a
+  // whole number of those strides of 8 rows, chunk j lies `j * step` rows
+  // below chunk 0 with the same swizzle phase: one set of per-thread
+  // values and constant offsets.
+  int64_t step = threads % perRow == 0 && (threads / perRow) % 8 == 0
+                     ? threads / perRow
+                     : 0;
+  for (int64_t j = 0; j * threads < total; ++j) {
+    std::string key = "copy:" + std::to_string(rows) + "x" +
+                      std::to_string(cols) + ":" +
+                      std::to_string(step ? 0 : j);
+    int64_t rowC = step ? j * step : 0;
+    if (!entryValues.count(key)) {
+      OpBuilder &e = *entry;
+      Value q = arith::AddIOp::create(e, l, tid,
+                                      cIndex(e, l, step ? 0 : j * threads));
+      Value r = arith::DivUIOp::create(e, l, q, cIndex(e, l, perRow));
+      Value c = arith::RemUIOp::create(e, l, q, cIndex(e, l, perRow));
+      entryValues[key + ":row"] = r;
+      entryValues[key + ":col"] =
+          arith::MulIOp::create(e, l, c, cIndex(e, l, vec));
+      entryValues[key] = swizzledOffset(e, l, sw, cols, r, 0, c, 0);
+    }
+    Value valid;
+    if ((j + 1) * threads > total) {
+      // The last round of chunks leaves threads idle.
+      std::string vkey = key + ":valid:" + std::to_string(j);
+      if (!entryValues.count(vkey))
+        entryValues[vkey] = arith::CmpIOp::create(
+            *entry, l, arith::CmpIPredicate::ult,
+            arith::AddIOp::create(*entry, l, tid, cIndex(*entry, l, j * threads)),
+            cIndex(*entry, l, total));
+      valid = entryValues[vkey];
+    }
+    ThreadBase tb;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      tb.base.push_back(cIndex(b, l, 0));
+    tb.base.push_back(entryValues[key + ":row"]);
+    tb.base.push_back(entryValues[key + ":col"]);
+    SmallVector<int64_t> zero(rank, 0);
+    zero[rank - 2] = rowC;
+    Value dst = arith::AddIOp::create(b, l, base, entryValues[key]);
+    if (rowC)
+      dst = arith::AddIOp::create(b, l, dst, cIndex(b, l, rowC * cols));
+    OpBuilder cb = b;
+    if (valid) {
+      auto ifOp = scf::IfOp::create(b, l, valid, /*withElse=*/false);
+      cb = ifOp.getThenBodyBuilder();
+    }
+    if (async) {
+      // Outside the tensor: no bytes read, the chunk zero-filled, and the
+      // address kept inside the tensor.
+      Value cond;
+      SmallVector<Value> idx = indicesAt(cb, l, access, tb, zero, cond);
+      Value c0 = cIndex(cb, l, 0);
+      for (Value &i : idx)
+        i = arith::SelectOp::create(cb, l, cond, i, c0);
+      Value n = arith::SelectOp::create(cb, l, cond, cIndex(cb, l, vec), c0);
+      nvgpu::DeviceAsyncCopyOp::create(
+          cb, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+          ValueRange{dst}, memref, idx, cb.getIndexAttr(vec), n,
+          cb.getUnitAttr());
+      continue;
+    }
+    if (!generic)
+      generic = memref::MemorySpaceCastOp::create(
+          b, l,
+          MemRefType::get(cast<MemRefType>(buffer.getType()).getShape(), et),
+          buffer);
+    Value zeroV = arith::ConstantOp::create(cb, l, cb.getFloatAttr(et, 0.0));
+    for (int64_t e = 0; e < vec; ++e) {
+      SmallVector<int64_t> at(zero);
+      at.back() = e;
+      Value cond;
+      SmallVector<Value> idx = indicesAt(cb, l, access, tb, at, cond);
+      Value x = scf::IfOp::create(
+                    cb, l, cond,
+                    [&](OpBuilder &ib, Location) {
+                      scf::YieldOp::create(
+                          ib, l,
+                          ValueRange{memref::LoadOp::create(ib, l, memref, idx)});
+                    },
+                    [&](OpBuilder &ib, Location) {
+                      scf::YieldOp::create(ib, l, ValueRange{zeroV});
+                    })
+                    .getResult(0);
+      memref::StoreOp::create(
+          cb, l, x, generic,
+          ValueRange{arith::AddIOp::create(cb, l, dst, cIndex(cb, l, e))});
+    }
+  }
+}
+
+LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
+                                              IRMapping &map) {
+  if (staged.count(op.getResult()))
+    return success(); // issued ahead by its pipelined loop
+  Location l = op.getLoc();
+  RankedTensorType t = op.getType();
+  int64_t rank = t.getRank();
+  int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
+  Value buf = sharedBuffer(b, l, rows * cols, t.getElementType());
+  bool inLoop = false;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    inLoop |= isa<scf::ForOp, scf::WhileOp>(p);
+  // In a loop, the previous iteration's reads come first.
+  if (inLoop)
+    gpu::BarrierOp::create(b, l);
+  bool async = useAsyncCopy(op);
+  copyToShared(b, op, map, buf, cIndex(b, l, 0), async);
+  if (async) {
+    Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+    nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
+  }
+  gpu::BarrierOp::create(b, l);
+  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false};
+  return success();
+}
+
+bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
+                                  SmallVector<Operation *> &slice) {
+  if (op->getParentOp() != loop)
+    return false;
+  SetVector<Operation *> ops;
+  SmallVector<Value> work(op.getOffsets().begin(), op.getOffsets().end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == loop.getInductionVar())
+      continue;
+    if (auto a = dyn_cast<BlockArgument>(v)) {
+      if (loop->isAncestor(a.getOwner()->getParentOp()))
+        return false; // an iteration argument
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!loop->isAncestor(def))
+      continue;
+    if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0 ||
+        !isMemoryEffectFree(def) || touchesTensors(def))
+      return false;
+    if (ops.insert(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  slice.assign(ops.begin(), ops.end());
+  llvm::sort(slice, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return true;
+}
+
+LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
+                                                 ArrayRef<LoadOp> loads,
+                                                 OpBuilder &b, IRMapping &map) {
+  Location l = loop.getLoc();
+  MLIRContext *ctx = b.getContext();
+  struct Pipe {
+    LoadOp op;
+    SmallVector<Operation *> slice;
+    Value buffer;
+    int64_t rows, cols;
+    bool async;
+  };
+  SmallVector<Pipe> pipes;
+  for (LoadOp ld : loads) {
+    Pipe p;
+    p.op = ld;
+    pipelineable(ld, loop, p.slice);
+    RankedTensorType t = ld.getType();
+    int64_t rank = t.getRank();
+    p.rows = t.getShape()[rank - 2];
+    p.cols = t.getShape()[rank - 1];
+    p.buffer =
+        sharedBuffer(b, l, stages * p.rows * p.cols, t.getElementType());
+    p.async = useAsyncCopy(ld);
+    pipes.push_back(std::move(p));
+  }
+  Value lb = map.lookup(loop.getLowerBound());
+  Value ub = map.lookup(loop.getUpperBound());
+  Value step = map.lookup(loop.getStep());
+  Type ivType = lb.getType();
+  auto ivAt = [&](OpBuilder &ob, Value iv, int64_t k) -> Value {
+    if (k == 0)
+      return iv;
+    Value c = isa<IndexType>(ivType)
+                  ? cIndex(ob, l, k)
+                  : arith::ConstantIntOp::create(ob, l, ivType, k).getResult();
+    return arith::AddIOp::create(ob, l, iv,
+                                 arith::MulIOp::create(ob, l, step, c));
+  };
+  auto before = [&](OpBuilder &ob, Value iv) {
+    return arith::CmpIOp::create(ob, l,
+                                 loop.getUnsignedCmp()
+                                     ? arith::CmpIPredicate::ult
+                                     : arith::CmpIPredicate::slt,
+                                 iv, ub);
+  };
+  // The copies of the iteration at `iv` into ring slot `slot`.
+  auto issue = [&](OpBuilder &ob, Value iv, Value slot) {
+    Value pred = before(ob, iv);
+    auto ifOp = scf::IfOp::create(ob, l, pred, /*withElse=*/false);
+    OpBuilder ib = ifOp.getThenBodyBuilder();
+    for (Pipe &p : pipes) {
+      IRMapping m = map;
+      m.map(loop.getInductionVar(), iv);
+      for (Operation *op : p.slice)
+        ib.clone(*op, m);
+      Value base = arith::MulIOp::create(ib, l, slot,
+                                         cIndex(ib, l, p.rows * p.cols));
+      copyToShared(ib, p.op, m, p.buffer, base, p.async);
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+               ob, l, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{})
+        .getResult();
+  };
+  // Prologue: the first stages - 1 iterations' copies in flight.
+  Value token;
+  for (int64_t s = 0; s + 1 < stages; ++s)
+    token = issue(b, ivAt(b, lb, s), cIndex(b, l, s));
+
+  SmallVector<Value> inits;
+  for (Value v : loop.getInitArgs())
+    inits.push_back(map.lookup(v));
+  inits.push_back(cIndex(b, l, 0)); // the slot this iteration reads
+  auto nl = scf::ForOp::create(b, l, lb, ub, step, inits);
+  nl.setUnsignedCmp(loop.getUnsignedCmp());
+  Block *nb = nl.getBody();
+  if (!nb->empty() && nb->back().hasTrait<OpTrait::IsTerminator>())
+    nb->back().erase();
+  OpBuilder ib = OpBuilder::atBlockEnd(nb);
+  Value iv = nl.getInductionVar();
+  Value slot = nl.getRegionIterArgs().back();
+  // This iteration's copies have landed (stages - 2 younger groups may
+  // still fly) and every thread is done with the slot the next copies
+  // overwrite.
+  nvgpu::DeviceAsyncWaitOp::create(ib, l, token,
+                                   ib.getI32IntegerAttr(stages - 2));
+  gpu::BarrierOp::create(ib, l);
+  Value isFirst = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, slot,
+                                        cIndex(ib, l, 0));
+  Value writeSlot = arith::SelectOp::create(
+      ib, l, isFirst, cIndex(ib, l, stages - 1),
+      arith::SubIOp::create(ib, l, slot, cIndex(ib, l, 1)));
+  issue(ib, ivAt(ib, iv, stages - 1), writeSlot);
+  for (Pipe &p : pipes)
+    staged[p.op.getResult()] = {
+        p.buffer,
+        arith::MulIOp::create(ib, l, slot, cIndex(ib, l, p.rows * p.cols)),
+        p.rows, p.cols, false};
+  map.map(loop.getInductionVar(), iv);
+  for (auto [a, n] : llvm::zip(loop.getRegionIterArgs(),
+                               nl.getRegionIterArgs().drop_back()))
+    map.map(a, n);
+  if (failed(lowerBlock(*loop.getBody(), ib, map)))
+    return failure();
+  auto yield = cast<scf::YieldOp>(nb->back());
+  OpBuilder yb(yield);
+  Value next = arith::AddIOp::create(yb, l, slot, cIndex(yb, l, 1));
+  Value wrap = arith::CmpIOp::create(yb, l, arith::CmpIPredicate::eq, next,
+                                     cIndex(yb, l, stages));
+  next = arith::SelectOp::create(yb, l, wrap, cIndex(yb, l, 0), next);
+  yield->insertOperands(yield->getNumOperands(), ValueRange{next});
+  for (Pipe &p : pipes)
+    staged.erase(p.op.getResult());
+  // Nothing stays in flight past the loop.
+  nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
+  for (auto [a, n] : llvm::zip(loop.getResults(), nl.getResults()))
+    map.map(a, n);
+  return success();
+}
+
+Value KernelLowering::loadFragments(OpBuilder &b, Location l,
+                                    const Staged &st, unsigned opIdx,
+                                    MmaLayoutAttr mma, int64_t rep,
+                                    int64_t kStep, int64_t tiles) {
+  ArrayRef<int64_t> w = mma.getWarpsPerCTA();
+  int64_t wm = w[0], wn = w[1], cols = st.cols;
+  // Which stored block the fragments come from: the left operand stored
+  // M x K (0) or K x M (1), the right one K x N (2) or N x K (3).
+  int64_t kind = opIdx * 2 + (st.transposed ? 1 : 0);
+  // ldmatrix.trans when a thread's pairs run down the stored columns.
+  bool trans = kind == 1 || kind == 2;
+  int64_t rowC = 0, chunkC = 0;
+  switch (kind) {
+  case 0:
+    rowC = rep * 16 * wm;
+    chunkC = 2 * kStep;
+    break;
+  case 1:
+    rowC = 16 * kStep;
+    chunkC = rep * 2 * wm;
+    break;
+  case 2:
+    rowC = 16 * kStep;
+    chunkC = rep * wn;
+    break;
+  default:
+    rowC = rep * 8 * wn;
+    chunkC = 2 * kStep;
+    break;
+  }
+  // The row and chunk lane l supplies (for 8x8 block l / 8), less the
+  // constants, computed once per thread: `rowT * cols` and the swizzled
+  // chunk `X = chunkT ^ phase`, times 8. chunkT stays below `chunkBound`,
+  // a power of two that divides chunkC, so chunkT + chunkC swizzles to
+  // X ^ chunkC, which is X + chunkC when chunkC is also a multiple of the
+  // swizzle's period.
+  Swizzle sw(cols);
+  int64_t chunkBound = kind == 0 || kind == 3 ? 2
+                       : kind == 1            ? 2 * wm
+                                              : 2 * wn;
+  std::string key = "frag:" + std::to_string(kind) + ":" + std::to_string(wm) +
+                    "x" + std::to_string(wn) + ":" + std::to_string(cols);
+  if (!entryValues.count(key)) {
+    OpBuilder &e = *entry;
+    auto c = [&](int64_t v) { return cIndex(e, l, v); };
+    auto add = [&](Value x, Value y) {
+      return arith::AddIOp::create(e, l, x, y).getResult();
+    };
+    auto mul = [&](Value x, int64_t k) {
+      return arith::MulIOp::create(e, l, x, c(k)).getResult();
+    };
+    Value wM = arith::DivUIOp::create(e, l, warp, c(wn));
+    Value wN = arith::RemUIOp::create(e, l, warp, c(wn));
+    Value r8 = arith::RemUIOp::create(e, l, lane, c(8));
+    Value blk = arith::DivUIOp::create(e, l, lane, c(8)); // 8x8 block
+    Value lo = arith::RemUIOp::create(e, l, blk, c(2));   // block % 2
+    Value hi = arith::DivUIOp::create(e, l, blk, c(2));   // block / 2
+    Value rowT, chunkT;
+    switch (kind) {
+    case 0: // blocks: rows +0/+8, then columns +0/+8
+      rowT = add(add(mul(wM, 16), mul(lo, 8)), r8);
+      chunkT = hi;
+      break;
+    case 1: // blocks: M +0/+8, then K +0/+8
+      rowT = add(mul(hi, 8), r8);
+      chunkT = add(mul(wM, 2), lo);
+      break;
+    case 2: // blocks: K +0/+8, then the next N repetition
+      rowT = add(mul(lo, 8), r8);
+      chunkT = add(wN, mul(hi, wn));
+      break;
+    default: // blocks: K +0/+8, then the next N repetition
+      rowT = add(add(mul(wN, 8), mul(hi, 8 * wn)), r8);
+      chunkT = lo;
+      break;
+    }
+    Value phase = arith::RemUIOp::create(
+        e, l, arith::DivUIOp::create(e, l, rowT, c(sw.perPhase)),
+        c(sw.maxPhase));
+    Value rowOff = mul(rowT, cols);
+    Value x8 = mul(arith::XOrIOp::create(e, l, chunkT, phase), 8);
+    entryValues[key + ":row"] = rowOff;
+    entryValues[key + ":x8"] = x8;
+    entryValues[key] = add(rowOff, x8);
+  }
+  int64_t period = llvm::PowerOf2Ceil(std::max(chunkBound, sw.maxPhase));
+  Value idx;
+  if (chunkC % period == 0) {
+    idx = arith::AddIOp::create(b, l, st.base, entryValues[key]);
+    if (chunkC * 8 + rowC * cols)
+      idx = arith::AddIOp::create(b, l, idx,
+                                  cIndex(b, l, chunkC * 8 + rowC * cols));
+  } else {
+    Value x = arith::XOrIOp::create(b, l, entryValues[key + ":x8"],
+                                    cIndex(b, l, chunkC * 8));
+    idx = arith::AddIOp::create(
+        b, l, arith::AddIOp::create(b, l, st.base, entryValues[key + ":row"]),
+        x);
+    if (rowC)
+      idx = arith::AddIOp::create(b, l, idx, cIndex(b, l, rowC * cols));
+  }
+  Type et = cast<MemRefType>(st.buffer.getType()).getElementType();
+  return nvgpu::LdMatrixOp::create(b, l, VectorType::get({tiles, 2}, et),
+                                   st.buffer, ValueRange{idx}, trans,
+                                   static_cast<uint32_t>(tiles));
+}
+
+LogicalResult KernelLowering::lowerDot(DotOp op, OpBuilder &b,
+                                       IRMapping &map) {
+  Location l = op.getLoc();
+  RankedTensorType rt = op.getType();
+  auto mma = cast<MmaLayoutAttr>(getLayout(rt));
+  auto [mr, nr] = getMmaRepetitions(mma, rt.getShape());
+  int64_t ks = op.getLhs().getType().getShape()[1] / 16;
+  Type in = op.getLhs().getType().getElementType();
+  Type f32 = b.getF32Type();
+  Value accV = map.lookup(op.getAcc());
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < mr * nr * 4; ++r)
+    acc.push_back(vector::ExtractOp::create(b, l, accV, r));
+  const Staged *sa = nullptr, *sb = nullptr;
+  if (auto it = staged.find(op.getLhs()); it != staged.end())
+    sa = &it->second;
+  if (auto it = staged.find(op.getRhs()); it != staged.end())
+    sb = &it->second;
+  Value ra = sa ? Value() : map.lookup(op.getLhs());
+  Value rb = sb ? Value() : map.lookup(op.getRhs());
+  auto fromRegs = [&](Value v, int64_t first, int64_t rows) {
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < rows * 2; ++i)
+      e.push_back(vector::ExtractOp::create(b, l, v, first + i));
+    return vector::FromElementsOp::create(b, l, VectorType::get({rows, 2}, in),
+                                          e)
+        .getResult();
+  };
+  auto fragType = VectorType::get({2, 2}, f32);
+  for (int64_t s = 0; s < ks; ++s) {
+    // This K step's fragments, then its products.
+    SmallVector<Value> fa, fb;
+    for (int64_t i = 0; i < mr; ++i)
+      fa.push_back(sa ? loadFragments(b, l, *sa, 0, mma, i, s, 4)
+                      : fromRegs(ra, (i * ks + s) * 8, 4));
+    for (int64_t j = 0; j < nr; ++j) {
+      if (!sb) {
+        fb.push_back(fromRegs(rb, (j * ks + s) * 4, 2));
+        continue;
+      }
+      if (j % 2 == 1)
+        continue;
+      int64_t tiles = j + 1 < nr ? 4 : 2;
+      Value x = loadFragments(b, l, *sb, 1, mma, j, s, tiles);
+      if (tiles == 2) {
+        fb.push_back(x);
+        continue;
+      }
+      fb.push_back(vector::ShuffleOp::create(b, l, x, x, {0, 1}));
+      fb.push_back(vector::ShuffleOp::create(b, l, x, x, {2, 3}));
+    }
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j) {
+        int64_t r0 = (i * nr + j) * 4;
+        Value c = vector::FromElementsOp::create(
+            b, l, fragType, ArrayRef<Value>(acc).slice(r0, 4));
+        Value d = nvgpu::MmaSyncOp::create(b, l, fa[i], fb[j], c,
+                                           ArrayRef<int64_t>{16, 8, 16});
+        for (int64_t e = 0; e < 4; ++e)
+          acc[r0 + e] = vector::ExtractOp::create(
+              b, l, d, ArrayRef<int64_t>{e / 2, e % 2});
+      }
+  }
+  map.map(op.getResult(),
+          vector::FromElementsOp::create(
+              b, l, VectorType::get({int64_t(acc.size())}, f32), acc));
+  return success();
+}
+
 LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                       IRMapping &map) {
   Location l = op->getLoc();
@@ -1025,7 +1671,33 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   }
   if (auto ld = dyn_cast<LoadOp>(op))
-    return lowerLoad(ld, b, map);
+    return stagedLoads.contains(op) ? lowerStagedLoad(ld, b, map)
+                                    : lowerLoad(ld, b, map);
+  if (auto d = dyn_cast<DotOp>(op))
+    return lowerDot(d, b, map);
+  // Views of a tile in shared memory stay there.
+  if (isa<ReshapeOp, TransOp, ConvertLayoutOp>(op))
+    if (auto it = staged.find(op->getOperand(0)); it != staged.end()) {
+      Staged st = it->second;
+      if (isa<TransOp>(op))
+        st.transposed = !st.transposed;
+      staged[op->getResult(0)] = st;
+      return success();
+    }
+  if (auto tr = dyn_cast<TransOp>(op)) {
+    // A transposition to the permuted layout relabels the registers.
+    auto from = tr.getSource().getType(), to = tr.getType();
+    auto a = getRegisterOffsets(getLayout(from), from.getShape());
+    auto c = getRegisterOffsets(getLayout(to), to.getShape());
+    bool same = a.size() == c.size();
+    for (size_t r = 0; same && r < a.size(); ++r)
+      for (size_t d = 0; same && d < a[r].size(); ++d)
+        same = c[r][d] == a[r][tr.getPermutation()[d]];
+    if (!same)
+      return op->emitOpError("to another layout has no register lowering");
+    map.map(tr.getResult(), map.lookup(tr.getSource()));
+    return success();
+  }
   if (auto st = dyn_cast<StoreOp>(op))
     return lowerStore(st, b, map);
   if (auto g = dyn_cast<GatherOp>(op))
@@ -1080,6 +1752,17 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    // Dot operands loaded at each iteration: copied stages - 1 iterations
+    // ahead.
+    SmallVector<LoadOp> ahead;
+    SmallVector<Operation *> slice;
+    if (stages >= 2)
+      for (Operation &o : *loop.getBody())
+        if (auto ld = dyn_cast<LoadOp>(o);
+            ld && stagedLoads.contains(ld) && pipelineable(ld, loop, slice))
+          ahead.push_back(ld);
+    if (!ahead.empty())
+      return lowerPipelinedLoop(loop, ahead, b, map);
     SmallVector<Value> inits;
     for (Value v : loop.getInitArgs())
       inits.push_back(map.lookup(v));
@@ -1195,6 +1878,10 @@ LogicalResult KernelLowering::run() {
 
   // Alignment is tested once: the body is lowered twice, with vector
   // accesses where the tested tensors allow them and without.
+  old->walk([&](LoadOp ld) {
+    if (stageable(ld))
+      stagedLoads.insert(ld);
+  });
   planAccesses(*old);
   Value alignedTest;
   bool anyVector = false;
@@ -1227,6 +1914,7 @@ LogicalResult KernelLowering::run() {
     OpBuilder tb = OpBuilder::atBlockBegin(ifOp.thenBlock());
     tb.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     IRMapping m1 = map;
+    staged.clear();
     if (failed(lowerBlock(*old, tb, m1)))
       return failure();
     // The two copies never run together: the second reuses the first's
@@ -1237,6 +1925,7 @@ LogicalResult KernelLowering::run() {
     OpBuilder fb = OpBuilder::atBlockBegin(ifOp.elseBlock());
     fb.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     IRMapping m2 = map;
+    staged.clear();
     if (failed(lowerBlock(*old, fb, m2)))
       return failure();
     sharedBytes = std::max(sharedBytes, vectorBytes);
@@ -1273,6 +1962,9 @@ struct DistributeTilesPass
         return signalPassFailure();
       }
       bool index32 = f->hasAttr("tile.index32");
+      int64_t stages = 1;
+      if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_stages"))
+        stages = a.getInt();
       SmallVector<std::optional<bool>> alignedArgs;
       SmallVector<ArrayAttr> symbols;
       for (unsigned i = 0; i < f.getNumArguments(); ++i)
@@ -1285,7 +1977,7 @@ struct DistributeTilesPass
       gpu::GPUFuncOp kernel =
           mlir::tessera::outlineKernel(module, f, warps * 32);
       KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
-                              std::move(alignedArgs), index32);
+                              std::move(alignedArgs), index32, stages);
       lowering.setDimSymbols(std::move(symbols));
       if (failed(lowering.run()))
         return signalPassFailure();

@@ -196,6 +196,18 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       else in between);
     - `tile.convert_layout` writes the tile to shared memory and reads it
       back in the new layout (two barriers);
+    - `tile.dot` (16-bit inputs, f32 accumulator in the `#tile.mma`
+      layout) issues one `nvgpu.mma.sync` m16n8k16 per instruction tile and
+      K step. An operand loaded only to feed the dot (through reshapes,
+      transpositions and its conversion to the operand layout) never
+      enters registers as a tile: its block is copied into XOR-swizzled
+      shared memory, 16 bytes per `cp.async` (zero-filled outside the
+      tensor), and each K step reads its fragments with `ldmatrix` (x4,
+      `.trans` when the stored block runs the other way). In a loop whose
+      copies depend only on the induction variable, the copies run
+      `tile.num_stages - 1` iterations ahead in a ring of that many slots,
+      with one `cp.async.wait_group` and one barrier per iteration. Other
+      operands convert to the operand layouts through shared memory;
     - scalar code runs on every thread; scalar code that writes memory
       (atomics) runs on thread 0.
 
@@ -219,6 +231,7 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::LLVM::LLVMDialect"];
 }
 

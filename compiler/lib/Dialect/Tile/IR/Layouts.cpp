@@ -56,6 +56,26 @@ SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<int64_t> warpsPerCTA) {
+  if (warpsPerCTA.size() != 2)
+    return emitError() << "mma layout needs a warp grid of rank 2";
+  if (warpsPerCTA[0] < 1 || warpsPerCTA[1] < 1)
+    return emitError() << "mma layout warp counts must be positive";
+  return success();
+}
+
+LogicalResult
+DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                             unsigned opIdx, MmaLayoutAttr parent) {
+  if (opIdx > 1)
+    return emitError() << "dot operand index must be 0 or 1";
+  if (!parent)
+    return emitError() << "dot operand layout needs an mma parent";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Layout arithmetic
 //===----------------------------------------------------------------------===//
@@ -63,7 +83,8 @@ SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 Attribute mlir::tessera::tile::getLayout(Type type) {
   if (auto t = dyn_cast<RankedTensorType>(type))
     if (Attribute e = t.getEncoding();
-        isa_and_nonnull<BlockedLayoutAttr, SliceLayoutAttr>(e))
+        isa_and_nonnull<BlockedLayoutAttr, SliceLayoutAttr, MmaLayoutAttr,
+                        DotOperandLayoutAttr>(e))
       return e;
   return {};
 }
@@ -123,8 +144,57 @@ mlir::tessera::tile::getDimSpreads(BlockedLayoutAttr layout,
   return spreads;
 }
 
+std::pair<int64_t, int64_t>
+mlir::tessera::tile::getMmaRepetitions(MmaLayoutAttr layout,
+                                       ArrayRef<int64_t> shape) {
+  return {shape[0] / (16 * layout.getWarpsPerCTA()[0]),
+          shape[1] / (8 * layout.getWarpsPerCTA()[1])};
+}
+
+std::pair<int64_t, int64_t>
+mlir::tessera::tile::getOperandRepetitions(DotOperandLayoutAttr layout,
+                                           ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> w = layout.getParent().getWarpsPerCTA();
+  if (layout.getOpIdx() == 0)
+    return {shape[0] / (16 * w[0]), shape[1] / 16};
+  return {shape[1] / (8 * w[1]), shape[0] / 16};
+}
+
+MmaLayoutAttr mlir::tessera::tile::chooseMmaLayout(MLIRContext *ctx,
+                                                   ArrayRef<int64_t> shape,
+                                                   int64_t warps) {
+  if (shape.size() != 2 || shape[0] % 16 != 0 || shape[1] % 8 != 0)
+    return {};
+  int64_t wm = 1, wn = 1;
+  while (wm * wn < warps) {
+    // Instruction tiles (16x16 blocks) per warp left along each dimension.
+    int64_t rows = shape[0] / (16 * wm), cols = shape[1] / (16 * wn);
+    bool canM = shape[0] % (32 * wm) == 0, canN = shape[1] % (16 * wn) == 0;
+    if (canM && (rows >= cols || !canN))
+      wm *= 2;
+    else if (canN)
+      wn *= 2;
+    else
+      return {};
+  }
+  return MmaLayoutAttr::get(ctx, {wm, wn});
+}
+
 bool mlir::tessera::tile::isValidLayout(Attribute layout,
                                         ArrayRef<int64_t> shape) {
+  if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(layout)) {
+    ArrayRef<int64_t> w = mma.getWarpsPerCTA();
+    return shape.size() == 2 && shape[0] % (16 * w[0]) == 0 &&
+           shape[1] % (8 * w[1]) == 0;
+  }
+  if (auto op = dyn_cast_or_null<DotOperandLayoutAttr>(layout)) {
+    ArrayRef<int64_t> w = op.getParent().getWarpsPerCTA();
+    if (shape.size() != 2)
+      return false;
+    if (op.getOpIdx() == 0)
+      return shape[0] % (16 * w[0]) == 0 && shape[1] % 16 == 0;
+    return shape[0] % 16 == 0 && shape[1] % (8 * w[1]) == 0;
+  }
   BlockedLayoutAttr parent = getBlockedParent(layout);
   if (!parent)
     return false;
@@ -165,6 +235,14 @@ static void registerGrid(Attribute layout, ArrayRef<int64_t> shape,
 
 int64_t mlir::tessera::tile::getNumRegisters(Attribute layout,
                                              ArrayRef<int64_t> shape) {
+  if (auto mma = dyn_cast<MmaLayoutAttr>(layout)) {
+    auto [m, n] = getMmaRepetitions(mma, shape);
+    return m * n * 4;
+  }
+  if (auto op = dyn_cast<DotOperandLayoutAttr>(layout)) {
+    auto [r, k] = getOperandRepetitions(op, shape);
+    return r * k * (op.getOpIdx() == 0 ? 8 : 4);
+  }
   SmallVector<int64_t> within, reps;
   SmallVector<DimSpread> spreads;
   registerGrid(layout, shape, within, reps, spreads);
@@ -177,6 +255,36 @@ int64_t mlir::tessera::tile::getNumRegisters(Attribute layout,
 SmallVector<SmallVector<int64_t>>
 mlir::tessera::tile::getRegisterOffsets(Attribute layout,
                                         ArrayRef<int64_t> shape) {
+  SmallVector<SmallVector<int64_t>> result;
+  if (auto mma = dyn_cast<MmaLayoutAttr>(layout)) {
+    // c0..c3 of each instruction tile, the tiles columns fastest.
+    auto [reps, cols] = getMmaRepetitions(mma, shape);
+    ArrayRef<int64_t> w = mma.getWarpsPerCTA();
+    for (int64_t i = 0; i < reps; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t e = 0; e < 4; ++e)
+          result.push_back(
+              {i * 16 * w[0] + (e / 2) * 8, j * 8 * w[1] + e % 2});
+    return result;
+  }
+  if (auto op = dyn_cast<DotOperandLayoutAttr>(layout)) {
+    auto [reps, ks] = getOperandRepetitions(op, shape);
+    ArrayRef<int64_t> w = op.getParent().getWarpsPerCTA();
+    for (int64_t i = 0; i < reps; ++i)
+      for (int64_t s = 0; s < ks; ++s) {
+        if (op.getOpIdx() == 0) {
+          // a0..a7: (row, column) pairs at +0/+8 rows, +0/+8 columns.
+          for (int64_t e = 0; e < 8; ++e)
+            result.push_back({i * 16 * w[0] + ((e / 2) % 2) * 8,
+                              s * 16 + (e / 4) * 8 + e % 2});
+        } else {
+          // b0..b3: rows +0, +1, +8, +9 of one column.
+          for (int64_t e = 0; e < 4; ++e)
+            result.push_back({s * 16 + (e / 2) * 8 + e % 2, i * 8 * w[1]});
+        }
+      }
+    return result;
+  }
   SmallVector<int64_t> within, reps;
   SmallVector<DimSpread> spreads;
   registerGrid(layout, shape, within, reps, spreads);
@@ -185,7 +293,6 @@ mlir::tessera::tile::getRegisterOffsets(Attribute layout,
   unsigned rank = within.size();
   int64_t n = getNumRegisters(layout, shape);
   SmallVector<unsigned> kept = getKeptParentDims(layout);
-  SmallVector<SmallVector<int64_t>> result;
   result.reserve(n);
   for (int64_t r = 0; r < n; ++r) {
     SmallVector<int64_t> off(rank, 0);
@@ -208,8 +315,25 @@ mlir::tessera::tile::getRegisterOffsets(Attribute layout,
   return result;
 }
 
+int64_t mlir::tessera::tile::getContiguousDim(Attribute layout) {
+  if (isa<MmaLayoutAttr>(layout))
+    return 1;
+  if (auto op = dyn_cast<DotOperandLayoutAttr>(layout))
+    return op.getOpIdx() == 0 ? 1 : 0;
+  BlockedLayoutAttr parent = getBlockedParent(layout);
+  int64_t fastest = parent.getOrder()[0];
+  auto slice = dyn_cast<SliceLayoutAttr>(layout);
+  if (!slice)
+    return fastest;
+  if (slice.getDim() == fastest)
+    return -1;
+  return fastest > int64_t(slice.getDim()) ? fastest - 1 : fastest;
+}
+
 int64_t mlir::tessera::tile::getContiguousRegisters(Attribute layout,
                                                     ArrayRef<int64_t> shape) {
+  if (isa<MmaLayoutAttr, DotOperandLayoutAttr>(layout))
+    return 2;
   BlockedLayoutAttr parent = getBlockedParent(layout);
   int64_t fastest = parent.getOrder()[0];
   if (auto slice = dyn_cast<SliceLayoutAttr>(layout);

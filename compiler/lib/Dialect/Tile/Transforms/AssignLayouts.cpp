@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tessera::tile {
 #define GEN_PASS_DEF_ASSIGNLAYOUTSPASS
@@ -80,6 +81,32 @@ std::string unsupportedReason(Operation *op) {
       isa<SplatOp, ArangeOp, LoadOp, StoreOp, GatherOp, ScatterOp, ReduceOp,
           ConvertLayoutOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op))
     return "";
+  if (auto d = dyn_cast<DotOp>(op)) {
+    // Tensor cores: m16n8k16 with 16-bit inputs into f32.
+    Type in = d.getLhs().getType().getElementType();
+    if (!(in.isF16() || in.isBF16()) ||
+        !d.getType().getElementType().isF32()) {
+      std::string why;
+      llvm::raw_string_ostream os(why);
+      os << "a dot of " << in << " into " << d.getType().getElementType();
+      return why;
+    }
+    auto func = op->getParentOfType<func::FuncOp>();
+    int64_t warps = 4;
+    if (auto a = func->getAttrOfType<IntegerAttr>("tile.num_warps"))
+      warps = a.getInt();
+    ArrayRef<int64_t> shape = d.getType().getShape();
+    MmaLayoutAttr mma = chooseMmaLayout(op->getContext(), shape, warps);
+    if (!mma || d.getLhs().getType().getShape()[1] % 16 != 0)
+      return "a dot whose tile does not fit tensor-core instructions on " +
+             std::to_string(warps) + " warps";
+    return "";
+  }
+  if (auto t = dyn_cast<TransOp>(op)) {
+    if (t.getType().getRank() == 2)
+      return "";
+    return "a transposition of more than two dimensions";
+  }
   if (auto r = dyn_cast<ReshapeOp>(op)) {
     if (squeezed(r.getSource().getType().getShape()) ==
         squeezed(r.getType().getShape()))
@@ -130,6 +157,9 @@ struct Request {
   SmallVector<int64_t> shape; // squeezed shape shared by the group
   int64_t vector = 0;         // widest access request (0: no access)
   bool fromAccess = false;
+  bool dot = false;   // holds a dot's result
+  bool rank2 = true;  // every tile of the group is 2-D
+  bool reduced = false; // a reduction's source
 };
 
 /// A blocked layout for a squeezed shape (rank >= 1), `vector` elements per
@@ -243,6 +273,8 @@ struct AssignLayoutsPass
           vs.erase(vs.begin() + 1); // the memref
         llvm::append_range(vs, op->getResults());
         groups.unite(vs);
+      } else if (auto dot = dyn_cast<DotOp>(op)) {
+        groups.unite(ValueRange{dot.getAcc(), dot.getResult()});
       } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
         for (auto [init, arg, res] :
              llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
@@ -270,6 +302,8 @@ struct AssignLayoutsPass
           squeezed(cast<RankedTensorType>(v.getType()).getShape());
       if (s.empty())
         s.push_back(1);
+      if (cast<RankedTensorType>(v.getType()).getRank() != 2)
+        r.rank2 = false;
       if (r.shape.empty())
         r.shape = s;
       else if (r.shape != s) {
@@ -293,6 +327,10 @@ struct AssignLayoutsPass
         ask(g.getResult(), g.getSource(), false);
       else if (auto s = dyn_cast<ScatterOp>(op))
         ask(s.getValue(), s.getDest(), false);
+      else if (auto d = dyn_cast<DotOp>(op))
+        requests[groups.find(d.getResult())].dot = true;
+      else if (auto r = dyn_cast<ReduceOp>(op))
+        requests[groups.find(r.getSource())].reduced = true;
     });
 
     // 3. One layout per group: the widest vector that divides the fastest
@@ -300,6 +338,12 @@ struct AssignLayoutsPass
     MLIRContext *ctx = &getContext();
     DenseMap<Value, Attribute> layoutOf;
     for (auto &[root, r] : requests) {
+      // A dot's accumulator group lives in the tensor-core layout; its
+      // loads and stores use the pairs of consecutive elements it gives.
+      if (r.dot && r.rank2 && !r.reduced) {
+        layoutOf[root] = chooseMmaLayout(ctx, r.shape, warps);
+        continue;
+      }
       int64_t elems = 1;
       for (int64_t d : r.shape)
         elems *= d;
@@ -322,11 +366,15 @@ struct AssignLayoutsPass
         return expandLayout(b, cast<RankedTensorType>(v.getType()).getShape());
       return l;
     };
-    SmallVector<std::pair<ReduceOp, Attribute>> conversions;
+    // Results whose layout differs from their group's: the group's users
+    // see a converted copy.
+    SmallVector<std::pair<Value, Attribute>> conversions;
     f.walk([&](ReduceOp red) {
       if (!isTile(red.getType()))
         return;
-      // Blocked: canAssignLayouts refuses reductions of reduction results.
+      // Blocked: canAssignLayouts refuses reductions of reduction results,
+      // and a dot's group holding a reduction keeps a blocked layout (see
+      // below).
       auto src = cast<BlockedLayoutAttr>(layoutOfValue(red.getSource()));
       auto slice = SliceLayoutAttr::get(ctx, red.getAxis(), src);
       Value root = groups.find(red.getResult());
@@ -339,7 +387,40 @@ struct AssignLayoutsPass
         return;
       }
       fixed[red.getResult()] = slice;
-      conversions.push_back({red, slice});
+      conversions.push_back({red.getResult(), slice});
+    });
+    // A 2-D transposition of a blocked tile relabels its dimensions: the
+    // result takes the permuted layout and every thread keeps its registers.
+    f.walk([&](TransOp tr) {
+      auto src = dyn_cast<BlockedLayoutAttr>(layoutOfValue(tr.getSource()));
+      if (!src)
+        return;
+      auto perm = tr.getPermutation();
+      SmallVector<int64_t> size, lanes, wps, order;
+      for (int64_t p : perm) {
+        size.push_back(src.getSizePerThread()[p]);
+        lanes.push_back(src.getThreadsPerWarp()[p]);
+        wps.push_back(src.getWarpsPerCTA()[p]);
+      }
+      for (int64_t d : src.getOrder())
+        order.push_back(llvm::find(perm, d) - perm.begin());
+      auto l = BlockedLayoutAttr::get(ctx, size, lanes, wps, order);
+      fixed[tr.getResult()] = l;
+      conversions.push_back({tr.getResult(), l});
+    });
+    // A dot whose accumulator group keeps a blocked layout (it also holds
+    // tiles of other ranks or reduces) computes in the tensor-core layout
+    // between two conversions.
+    SmallVector<std::pair<DotOp, MmaLayoutAttr>> dots;
+    f.walk([&](DotOp d) {
+      Attribute l = layoutOfValue(d.getResult());
+      auto mma = dyn_cast<MmaLayoutAttr>(l);
+      if (!mma) {
+        mma = chooseMmaLayout(ctx, d.getType().getShape(), warps);
+        fixed[d.getResult()] = mma;
+        conversions.push_back({d.getResult(), mma});
+      }
+      dots.push_back({d, mma});
     });
 
     // 5. Retype: every tile value, then the constants' attributes.
@@ -352,21 +433,34 @@ struct AssignLayoutsPass
       }
       v.setType(withLayout(t, l));
     }
-    // A reduction result whose group kept another layout: the group's
-    // users see a converted copy.
-    for (auto [red, slice] : conversions) {
-      Value res = red.getResult();
+    for (auto [res, own] : conversions) {
       auto t = cast<RankedTensorType>(res.getType());
       Attribute groupLayout = layoutOf[groups.find(res)];
       if (auto b = dyn_cast<BlockedLayoutAttr>(groupLayout))
         groupLayout = expandLayout(b, t.getShape());
-      if (groupLayout == slice)
+      if (groupLayout == own)
         continue;
-      OpBuilder b(red->getContext());
-      b.setInsertionPointAfter(red);
-      auto conv = ConvertLayoutOp::create(b, red.getLoc(),
+      OpBuilder b(res.getContext());
+      b.setInsertionPointAfterValue(res);
+      auto conv = ConvertLayoutOp::create(b, res.getLoc(),
                                           withLayout(t, groupLayout), res);
       res.replaceAllUsesExcept(conv.getResult(), conv);
+    }
+    // Dot operands take the tensor-core operand layouts (and the
+    // accumulator the result's, where its group kept another).
+    for (auto [d, mma] : dots) {
+      OpBuilder b(d);
+      auto to = [&](Value v, Attribute l) -> Value {
+        auto t = cast<RankedTensorType>(v.getType());
+        if (getLayout(t) == l)
+          return v;
+        return ConvertLayoutOp::create(b, d.getLoc(), withLayout(t, l), v);
+      };
+      d.getLhsMutable().assign(
+          to(d.getLhs(), DotOperandLayoutAttr::get(ctx, 0, mma)));
+      d.getRhsMutable().assign(
+          to(d.getRhs(), DotOperandLayoutAttr::get(ctx, 1, mma)));
+      d.getAccMutable().assign(to(d.getAcc(), mma));
     }
     f.walk([&](arith::ConstantOp c) {
       auto t = dyn_cast<RankedTensorType>(c.getType());

@@ -1,8 +1,13 @@
 //===- Layouts.h - Arithmetic of distributed tile layouts -------*- C++ -*-===//
 //
-// Which elements of a tile each thread holds under a `#tile.blocked` or
-// `#tile.slice` layout, in the register order the GPU lowering uses. The
-// layout passes and the lowering share these so that they agree.
+// Which elements of a tile each thread holds under a distributed layout
+// (`#tile.blocked`, `#tile.slice`, `#tile.mma`, `#tile.dot_operand`), in the
+// register order the GPU lowering uses. The layout passes and the lowering
+// share these so that they agree.
+//
+// Under every layout a thread's elements are its base coordinates (which
+// depend on its lane and warp) plus per-register offsets that are the same
+// for every thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,10 +65,30 @@ SmallVector<SmallVector<int64_t>> getRegisterOffsets(Attribute layout,
 /// the tile's dimensions (all of them for a blocked layout).
 SmallVector<unsigned> getKeptParentDims(Attribute layout);
 
+/// The dimension along which a thread's consecutive registers hold
+/// consecutive elements, or -1 (a sliced-away fastest dimension).
+int64_t getContiguousDim(Attribute layout);
+
 /// The number of consecutive registers that hold consecutive elements along
-/// the fastest dimension (`order[0]`) of the layout; 1 when that dimension
-/// is sliced away.
+/// `getContiguousDim` (1 when there is none).
 int64_t getContiguousRegisters(Attribute layout, ArrayRef<int64_t> shape);
+
+/// The m16n8 instruction tiles of a `#tile.mma` layout along M and N that
+/// one warp holds for a tile of `shape` (its repetitions).
+std::pair<int64_t, int64_t> getMmaRepetitions(MmaLayoutAttr layout,
+                                              ArrayRef<int64_t> shape);
+
+/// For an operand of a `#tile.dot_operand` layout with shape `shape`: the
+/// repetitions along M (or N for the right operand) and the 16-element
+/// steps along K.
+std::pair<int64_t, int64_t> getOperandRepetitions(DotOperandLayoutAttr layout,
+                                                  ArrayRef<int64_t> shape);
+
+/// A `#tile.mma` layout for a `shape` result on `warps` warps: warps go
+/// where each keeps the most instruction tiles per warp, as square as the
+/// tile allows. Null when no grid of the warps fits the tile.
+MmaLayoutAttr chooseMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                              int64_t warps);
 
 } // namespace mlir::tessera::tile
 

@@ -77,4 +77,53 @@ def Tile_SliceLayoutAttr : Tile_Attr<"SliceLayout", "slice"> {
   let genVerifyDecl = 1;
 }
 
+def Tile_MmaLayoutAttr : Tile_Attr<"MmaLayout", "mma"> {
+  let summary = "The accumulator layout of warp-level tensor-core products";
+  let description = [{
+    The layout of the accumulator and result of an `mma.sync` m16n8k*
+    product (PTX ISA, "Matrix Fragments for mma.m16n8k16"): within one
+    16x8 instruction tile, lane `l` holds the two consecutive elements of
+    row `l / 4` starting at column `2 * (l % 4)`, and the same two of row
+    `l / 4 + 8`. The block's warps form a `warpsPerCTA[0]` x
+    `warpsPerCTA[1]` grid of 16x8 instruction tiles (warp `w` at row
+    `w / warpsPerCTA[1]`, column `w % warpsPerCTA[1]`), which repeats to
+    cover the tile. A thread's registers run over the repetitions, columns
+    fastest, four registers (c0..c3 of the instruction) each.
+
+    ```mlir
+    tensor<128x128xf32, #tile.mma<warpsPerCTA = [2, 2]>>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$warpsPerCTA);
+  let assemblyFormat = "`<` `warpsPerCTA` `=` `[` $warpsPerCTA `]` `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumWarps() const {
+      return getWarpsPerCTA()[0] * getWarpsPerCTA()[1];
+    }
+  }];
+}
+
+def Tile_DotOperandLayoutAttr : Tile_Attr<"DotOperandLayout", "dot_operand"> {
+  let summary = "The operand layouts of warp-level tensor-core products";
+  let description = [{
+    The fragments of operand `opIdx` (0: the M x K left operand, 1: the
+    K x N right one) of the `mma.sync` m16n8k16 products whose result has
+    layout `parent`, for 16-bit elements. Left: in each 16x16 block lane `l`
+    holds a0..a7 = the pairs at rows `l / 4` and `l / 4 + 8`, columns
+    `2 * (l % 4)` and `2 * (l % 4) + 8`; the warps of one parent row hold the
+    same elements. Right: in each 16x8 block lane `l` holds b0..b3 = rows
+    `2 * (l % 4)`, `+1`, `+8`, `+9` of column `l / 4`; the warps of one parent
+    column hold the same elements. A thread's registers run over the
+    repetitions along M (or N), then along K, then within the fragment.
+
+    ```mlir
+    tensor<128x32xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [2, 2]>>>
+    ```
+  }];
+  let parameters = (ins "unsigned":$opIdx, "MmaLayoutAttr":$parent);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // TESSERA_DIALECT_TILE_IR_TILELAYOUTS_TD
