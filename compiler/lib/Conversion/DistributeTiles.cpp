@@ -1248,6 +1248,11 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
     Value dst = arith::AddIOp::create(b, l, base, entryValues[key]);
     if (rowC)
       dst = arith::AddIOp::create(b, l, dst, cIndex(b, l, rowC * cols));
+    if (!async && !generic)
+      generic = memref::MemorySpaceCastOp::create(
+          b, l,
+          MemRefType::get(cast<MemRefType>(buffer.getType()).getShape(), et),
+          buffer);
     OpBuilder cb = b;
     if (valid) {
       auto ifOp = scf::IfOp::create(b, l, valid, /*withElse=*/false);
@@ -1268,11 +1273,6 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
           cb.getUnitAttr());
       continue;
     }
-    if (!generic)
-      generic = memref::MemorySpaceCastOp::create(
-          b, l,
-          MemRefType::get(cast<MemRefType>(buffer.getType()).getShape(), et),
-          buffer);
     Value zeroV = arith::ConstantOp::create(cb, l, cb.getFloatAttr(et, 0.0));
     for (int64_t e = 0; e < vec; ++e) {
       SmallVector<int64_t> at(zero);
