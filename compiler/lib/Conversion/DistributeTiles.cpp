@@ -250,7 +250,9 @@ private:
   void copyToShared(OpBuilder &b, LoadOp op, IRMapping &map, Value buffer,
                     Value base, bool async);
   bool useAsyncCopy(LoadOp op) const {
-    return vectorOK && alignmentOf(op.getSource()) != false;
+    return vectorOK && alignmentOf(op.getSource()) != false &&
+           tessera::hasUnitInnerStride(
+               cast<MemRefType>(op.getSource().getType()));
   }
   LogicalResult lowerStagedLoad(LoadOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerPipelinedLoop(scf::ForOp loop, ArrayRef<LoadOp> loads,
@@ -302,6 +304,22 @@ private:
     SmallVector<Value> offsets, extents;
     Value fits;
   };
+  /// A block load or store, prepared for emission one run of `w`
+  /// consecutive registers at a time.
+  struct RunAccess {
+    const ThreadBase *tb = nullptr;
+    SmallVector<SmallVector<int64_t>> offs;
+    Value memref, other, mask, owner;
+    BlockAccess access;
+    Type et;
+    int64_t bytes = 1, w = 1;
+  };
+  RunAccess planLoad(LoadOp op, OpBuilder &b, IRMapping &map);
+  RunAccess planStore(StoreOp op, OpBuilder &b, IRMapping &map);
+  /// Registers r .. r + w - 1 (a scalar when w is 1).
+  Value loadRun(OpBuilder &b, Location l, const RunAccess &a, int64_t r);
+  void storeRun(OpBuilder &b, Location l, const RunAccess &a, int64_t r,
+                Value part);
   BlockAccess prepare(OpBuilder &b, Location l, Value memref,
                       ArrayRef<Value> offsets);
   /// Element indices (index) of a register at `regOffset` from the thread's
@@ -522,8 +540,10 @@ int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
 void KernelLowering::planAccesses(Block &body) {
   body.walk([&](Operation *op) {
     if (auto ld = dyn_cast<LoadOp>(op); ld && stagedLoads.contains(op)) {
-      // 16-byte cp.async chunks.
-      int64_t w = alignmentOf(ld.getSource()) == false
+      // 16-byte cp.async chunks from unit-stride rows.
+      int64_t w = alignmentOf(ld.getSource()) == false ||
+                          !tessera::hasUnitInnerStride(
+                              cast<MemRefType>(ld.getSource().getType()))
                       ? 1
                       : 128 / ld.getType().getElementTypeBitWidth();
       widest[ld.getSource()] = std::max(widest[ld.getSource()], w);
@@ -635,109 +655,150 @@ static SmallVector<Value> shifted(OpBuilder &b, Location l, ArrayRef<Value> idx,
   return s;
 }
 
-LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
-                                        IRMapping &map) {
+KernelLowering::RunAccess KernelLowering::planLoad(LoadOp op, OpBuilder &b,
+                                                   IRMapping &map) {
   Location l = op.getLoc();
   RankedTensorType t = op.getType();
+  RunAccess a;
   Attribute layout = getLayout(t);
-  const ThreadBase &tb = baseFor(layout, t.getShape());
-  auto offs = getRegisterOffsets(layout, t.getShape());
-  Value memref = map.lookup(op.getSource());
+  a.tb = &baseFor(layout, t.getShape());
+  a.offs = getRegisterOffsets(layout, t.getShape());
+  a.memref = map.lookup(op.getSource());
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookup(o));
-  Type et = t.getElementType();
-  int64_t w =
-      vectorOK ? accessWidth(t, op.getSource(), op.getOffsets().back()) : 1;
-  Value other = op.getOther() ? map.lookup(op.getOther()) : Value();
+  a.et = t.getElementType();
+  a.w = vectorOK ? accessWidth(t, op.getSource(), op.getOffsets().back()) : 1;
+  Type et = a.et;
+  a.other = op.getOther() ? map.lookup(op.getOther()) : Value();
   if (LLVM::isCompatibleType(et) && paddingUnobservable(op))
     // Nothing reads the elements outside the tensor: no padding value, so
     // the code need not materialise one (predicated loads, no zeroing).
-    other = LLVM::PoisonOp::create(b, l, et);
-  else if (!other)
-    other = isa<FloatType>(et)
-                ? arith::ConstantOp::create(b, l, b.getFloatAttr(et, 0.0))
-                      .getResult()
-                : arith::ConstantOp::create(b, l, b.getIntegerAttr(et, 0))
-                      .getResult();
-  Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  auto vt = cast<VectorType>(convert(t));
-  Value result = vector::BroadcastOp::create(b, l, vt, other);
-  int64_t bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-  BlockAccess access = prepare(b, l, memref, offsets);
-  for (int64_t r = 0; r < int64_t(offs.size()); r += w) {
-    Value cond;
-    SmallVector<Value> idx = indicesAt(b, l, access, tb, offs[r], cond);
-    Value inBoundsOnly = cond;
-    if (mask && w == 1)
-      cond = arith::AndIOp::create(b, l, cond,
-                                   vector::ExtractOp::create(b, l, mask, r));
-    if (w == 1) {
-      auto ifOp = scf::IfOp::create(
-          b, l, cond,
-          [&](OpBuilder &tb2, Location) {
-            scf::YieldOp::create(
-                tb2, l,
-                ValueRange{memref::LoadOp::create(tb2, l, memref, idx)});
-          },
-          [&](OpBuilder &eb, Location) {
-            scf::YieldOp::create(eb, l, ValueRange{other});
-          });
-      result = vector::InsertOp::create(b, l, ifOp.getResult(0), result, r);
-      continue;
-    }
-    auto pt = VectorType::get({w}, et);
-    // A masked run: one vector when the mask keeps all of it (runs are
-    // wholly in or out of bounds), element by element otherwise.
-    Value whole = cond;
-    if (mask)
-      whole =
-          arith::AndIOp::create(b, l, inBoundsOnly, wholeRun(b, l, mask, r, w));
-    auto ifOp = scf::IfOp::create(
-        b, l, whole,
-        [&](OpBuilder &tb2, Location) {
-          Value v = vector::LoadOp::create(tb2, l, pt, memref, idx,
-                                           /*nontemporal=*/false,
-                                           llvm::MaybeAlign(w * bytes));
-          scf::YieldOp::create(tb2, l, ValueRange{v});
-        },
-        [&](OpBuilder &eb, Location) {
-          if (!mask) {
-            scf::YieldOp::create(
-                eb, l,
-                ValueRange{vector::BroadcastOp::create(eb, l, pt, other)});
-            return;
-          }
-          SmallVector<Value> elems;
-          for (int64_t e = 0; e < w; ++e) {
-            Value ok = arith::AndIOp::create(
-                eb, l, inBoundsOnly,
-                vector::ExtractOp::create(eb, l, mask, r + e));
-            SmallVector<Value> at = shifted(eb, l, idx, e);
-            elems.push_back(
-                scf::IfOp::create(
-                    eb, l, ok,
-                    [&](OpBuilder &ib, Location) {
-                      scf::YieldOp::create(ib, l,
-                                           ValueRange{memref::LoadOp::create(
-                                               ib, l, memref, at)});
-                    },
-                    [&](OpBuilder &ib, Location) {
-                      scf::YieldOp::create(ib, l, ValueRange{other});
-                    })
-                    .getResult(0));
-          }
-          scf::YieldOp::create(
-              eb, l,
-              ValueRange{vector::FromElementsOp::create(eb, l, pt, elems)});
-        });
-    // Shuffles (not strided-slice ops) so that every target lowers them.
-    SmallVector<int64_t> lanes;
-    int64_t n = vt.getNumElements();
-    for (int64_t i = 0; i < n; ++i)
-      lanes.push_back(i >= r && i < r + w ? n + i - r : i);
-    result = vector::ShuffleOp::create(b, l, result, ifOp.getResult(0), lanes);
-  }
+    a.other = LLVM::PoisonOp::create(b, l, et);
+  else if (!a.other)
+    a.other = isa<FloatType>(et)
+                  ? arith::ConstantOp::create(b, l, b.getFloatAttr(et, 0.0))
+                        .getResult()
+                  : arith::ConstantOp::create(b, l, b.getIntegerAttr(et, 0))
+                        .getResult();
+  a.mask = op.getMask() ? map.lookup(op.getMask()) : Value();
+  a.bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  a.access = prepare(b, l, a.memref, offsets);
+  return a;
+}
+
+Value KernelLowering::loadRun(OpBuilder &b, Location l, const RunAccess &a,
+                              int64_t r) {
+  int64_t w = a.w;
+  Value memref = a.memref, mask = a.mask, other = a.other;
+  Value cond;
+  SmallVector<Value> idx = indicesAt(b, l, a.access, *a.tb, a.offs[r], cond);
+  Value inBoundsOnly = cond;
+  if (mask && w == 1)
+    cond = arith::AndIOp::create(b, l, cond,
+                                 vector::ExtractOp::create(b, l, mask, r));
+  if (w == 1)
+    return scf::IfOp::create(
+               b, l, cond,
+               [&](OpBuilder &tb2, Location) {
+                 scf::YieldOp::create(
+                     tb2, l,
+                     ValueRange{memref::LoadOp::create(tb2, l, memref, idx)});
+               },
+               [&](OpBuilder &eb, Location) {
+                 scf::YieldOp::create(eb, l, ValueRange{other});
+               })
+        .getResult(0);
+  auto pt = VectorType::get({w}, a.et);
+  // A masked run: one vector when the mask keeps all of it (runs are
+  // wholly in or out of bounds), element by element otherwise.
+  Value whole = cond;
+  if (mask)
+    whole =
+        arith::AndIOp::create(b, l, inBoundsOnly, wholeRun(b, l, mask, r, w));
+  return scf::IfOp::create(
+             b, l, whole,
+             [&](OpBuilder &tb2, Location) {
+               Value v = vector::LoadOp::create(
+                   tb2, l, pt, memref, idx,
+                   /*nontemporal=*/false, llvm::MaybeAlign(w * a.bytes));
+               scf::YieldOp::create(tb2, l, ValueRange{v});
+             },
+             [&](OpBuilder &eb, Location) {
+               if (!mask) {
+                 scf::YieldOp::create(
+                     eb, l,
+                     ValueRange{vector::BroadcastOp::create(eb, l, pt, other)});
+                 return;
+               }
+               SmallVector<Value> elems;
+               for (int64_t e = 0; e < w; ++e) {
+                 Value ok = arith::AndIOp::create(
+                     eb, l, inBoundsOnly,
+                     vector::ExtractOp::create(eb, l, mask, r + e));
+                 SmallVector<Value> at = shifted(eb, l, idx, e);
+                 elems.push_back(
+                     scf::IfOp::create(
+                         eb, l, ok,
+                         [&](OpBuilder &ib, Location) {
+                           scf::YieldOp::create(
+                               ib, l,
+                               ValueRange{
+                                   memref::LoadOp::create(ib, l, memref, at)});
+                         },
+                         [&](OpBuilder &ib, Location) {
+                           scf::YieldOp::create(ib, l, ValueRange{other});
+                         })
+                         .getResult(0));
+               }
+               scf::YieldOp::create(
+                   eb, l,
+                   ValueRange{vector::FromElementsOp::create(eb, l, pt, elems)});
+             })
+      .getResult(0);
+}
+
+/// `whole` with registers r .. r + part's width - 1 replaced by `part` (a
+/// scalar for one register).
+static Value insertRun(OpBuilder &b, Location l, Value whole, Value part,
+                       int64_t r) {
+  auto pt = dyn_cast<VectorType>(part.getType());
+  if (!pt)
+    return vector::InsertOp::create(b, l, part, whole, r);
+  // Shuffles (not strided-slice ops) so that every target lowers them.
+  int64_t n = cast<VectorType>(whole.getType()).getNumElements();
+  int64_t w = pt.getNumElements();
+  SmallVector<int64_t> lanes;
+  for (int64_t i = 0; i < n; ++i)
+    lanes.push_back(i >= r && i < r + w ? n + i - r : i);
+  // A shuffle takes operands of one type: widen the part first.
+  SmallVector<int64_t> widen;
+  for (int64_t i = 0; i < n; ++i)
+    widen.push_back(i < w ? i : 0);
+  if (w != n)
+    part = vector::ShuffleOp::create(b, l, part, part, widen);
+  return vector::ShuffleOp::create(b, l, whole, part, lanes);
+}
+
+/// Registers r .. r + w - 1 of `whole` (a scalar for one register).
+static Value extractRun(OpBuilder &b, Location l, Value whole, int64_t r,
+                        int64_t w) {
+  if (w == 1)
+    return vector::ExtractOp::create(b, l, whole, r);
+  SmallVector<int64_t> lanes;
+  for (int64_t i = r; i < r + w; ++i)
+    lanes.push_back(i);
+  return vector::ShuffleOp::create(b, l, whole, whole, lanes);
+}
+
+LogicalResult KernelLowering::lowerLoad(LoadOp op, OpBuilder &b,
+                                        IRMapping &map) {
+  Location l = op.getLoc();
+  RunAccess a = planLoad(op, b, map);
+  auto vt = cast<VectorType>(convert(op.getType()));
+  Value result = vector::BroadcastOp::create(b, l, vt, a.other);
+  for (int64_t r = 0; r < int64_t(a.offs.size()); r += a.w)
+    result = insertRun(b, l, result, loadRun(b, l, a, r), r);
   map.map(op.getResult(), result);
   return success();
 }
@@ -810,75 +871,78 @@ bool KernelLowering::paddingUnobservable(LoadOp op) {
   return true;
 }
 
-LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
-                                         IRMapping &map) {
+KernelLowering::RunAccess
+KernelLowering::planStore(StoreOp op, OpBuilder &b, IRMapping &map) {
   Location l = op.getLoc();
   auto t = cast<RankedTensorType>(op.getValue().getType());
+  RunAccess a;
   Attribute layout = getLayout(t);
-  const ThreadBase &tb = baseFor(layout, t.getShape());
-  auto offs = getRegisterOffsets(layout, t.getShape());
-  Value memref = map.lookup(op.getDest());
-  Value value = map.lookup(op.getValue());
+  a.tb = &baseFor(layout, t.getShape());
+  a.offs = getRegisterOffsets(layout, t.getShape());
+  a.memref = map.lookup(op.getDest());
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookup(o));
-  int64_t w =
-      vectorOK ? accessWidth(t, op.getDest(), op.getOffsets().back()) : 1;
-  Value mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  int64_t bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-  Value owner;
-  if (tb.duplicate)
-    owner = arith::XOrIOp::create(
-        b, l, tb.duplicate,
+  a.et = t.getElementType();
+  a.w = vectorOK ? accessWidth(t, op.getDest(), op.getOffsets().back()) : 1;
+  a.mask = op.getMask() ? map.lookup(op.getMask()) : Value();
+  a.bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  if (a.tb->duplicate)
+    a.owner = arith::XOrIOp::create(
+        b, l, a.tb->duplicate,
         arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
-  BlockAccess access = prepare(b, l, memref, offsets);
-  for (int64_t r = 0; r < int64_t(offs.size()); r += w) {
-    Value cond;
-    SmallVector<Value> idx = indicesAt(b, l, access, tb, offs[r], cond);
-    if (owner)
-      cond = arith::AndIOp::create(b, l, cond, owner);
-    if (mask && w > 1) {
-      // One vector when the mask keeps the whole run, elements otherwise.
-      Value whole =
-          arith::AndIOp::create(b, l, cond, wholeRun(b, l, mask, r, w));
-      auto ifOp = scf::IfOp::create(b, l, whole, /*withElse=*/true);
-      OpBuilder vb = ifOp.getThenBodyBuilder();
-      SmallVector<int64_t> lanes;
-      for (int64_t i = r; i < r + w; ++i)
-        lanes.push_back(i);
-      vector::StoreOp::create(
-          vb, l, vector::ShuffleOp::create(vb, l, value, value, lanes), memref,
-          idx, /*nontemporal=*/false, llvm::MaybeAlign(w * bytes));
-      OpBuilder eb = ifOp.getElseBodyBuilder();
-      for (int64_t e = 0; e < w; ++e) {
-        Value ok = arith::AndIOp::create(
-            eb, l, cond, vector::ExtractOp::create(eb, l, mask, r + e));
-        auto one = scf::IfOp::create(eb, l, ok, /*withElse=*/false);
-        OpBuilder ob = one.getThenBodyBuilder();
-        memref::StoreOp::create(ob, l,
-                                vector::ExtractOp::create(ob, l, value, r + e),
-                                memref, shifted(ob, l, idx, e));
-      }
-      continue;
+  a.access = prepare(b, l, a.memref, offsets);
+  return a;
+}
+
+void KernelLowering::storeRun(OpBuilder &b, Location l, const RunAccess &a,
+                              int64_t r, Value part) {
+  int64_t w = a.w;
+  Value memref = a.memref, mask = a.mask;
+  Value cond;
+  SmallVector<Value> idx = indicesAt(b, l, a.access, *a.tb, a.offs[r], cond);
+  if (a.owner)
+    cond = arith::AndIOp::create(b, l, cond, a.owner);
+  auto elem = [&](OpBuilder &ob, int64_t e) {
+    return w == 1 ? part : vector::ExtractOp::create(ob, l, part, e).getResult();
+  };
+  if (mask && w > 1) {
+    // One vector when the mask keeps the whole run, elements otherwise.
+    Value whole = arith::AndIOp::create(b, l, cond, wholeRun(b, l, mask, r, w));
+    auto ifOp = scf::IfOp::create(b, l, whole, /*withElse=*/true);
+    OpBuilder vb = ifOp.getThenBodyBuilder();
+    vector::StoreOp::create(vb, l, part, memref, idx, /*nontemporal=*/false,
+                            llvm::MaybeAlign(w * a.bytes));
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    for (int64_t e = 0; e < w; ++e) {
+      Value ok = arith::AndIOp::create(
+          eb, l, cond, vector::ExtractOp::create(eb, l, mask, r + e));
+      auto one = scf::IfOp::create(eb, l, ok, /*withElse=*/false);
+      OpBuilder ob = one.getThenBodyBuilder();
+      memref::StoreOp::create(ob, l, elem(ob, e), memref,
+                              shifted(ob, l, idx, e));
     }
-    if (mask)
-      cond = arith::AndIOp::create(b, l, cond,
-                                   vector::ExtractOp::create(b, l, mask, r));
-    auto ifOp = scf::IfOp::create(b, l, cond, /*withElse=*/false);
-    OpBuilder ib = ifOp.getThenBodyBuilder();
-    if (w == 1) {
-      memref::StoreOp::create(ib, l, vector::ExtractOp::create(ib, l, value, r),
-                              memref, idx);
-    } else {
-      SmallVector<int64_t> lanes;
-      for (int64_t i = r; i < r + w; ++i)
-        lanes.push_back(i);
-      Value part = vector::ShuffleOp::create(ib, l, value, value, lanes);
-      vector::StoreOp::create(ib, l, part, memref, idx,
-                              /*nontemporal=*/false,
-                              llvm::MaybeAlign(w * bytes));
-    }
+    return;
   }
+  if (mask)
+    cond = arith::AndIOp::create(b, l, cond,
+                                 vector::ExtractOp::create(b, l, mask, r));
+  auto ifOp = scf::IfOp::create(b, l, cond, /*withElse=*/false);
+  OpBuilder ib = ifOp.getThenBodyBuilder();
+  if (w == 1)
+    memref::StoreOp::create(ib, l, part, memref, idx);
+  else
+    vector::StoreOp::create(ib, l, part, memref, idx, /*nontemporal=*/false,
+                            llvm::MaybeAlign(w * a.bytes));
+}
+
+LogicalResult KernelLowering::lowerStore(StoreOp op, OpBuilder &b,
+                                         IRMapping &map) {
+  Location l = op.getLoc();
+  RunAccess a = planStore(op, b, map);
+  Value value = map.lookup(op.getValue());
+  for (int64_t r = 0; r < int64_t(a.offs.size()); r += a.w)
+    storeRun(b, l, a, r, extractRun(b, l, value, r, a.w));
   return success();
 }
 
@@ -1127,8 +1191,6 @@ bool KernelLowering::stageable(LoadOp op) {
   RankedTensorType t = op.getType();
   Type et = t.getElementType();
   if (!(et.isF16() || et.isBF16()) || op.getMask() || op.getOther())
-    return false;
-  if (!tessera::hasUnitInnerStride(cast<MemRefType>(op.getSource().getType())))
     return false;
   int64_t rank = t.getRank();
   if (rank < 2)

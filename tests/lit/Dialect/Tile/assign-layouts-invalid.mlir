@@ -1,9 +1,18 @@
 // RUN: tessera-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tessera-assign-layouts))'
 
-// Matrix products have no register lowering yet: the pass names the op.
-// expected-error @+1 {{has no register lowering: 'tile.dot'}}
+// A 16x16 product cannot give 4 warps an m16n8 instruction tile each.
+// expected-error @+1 {{has no register lowering: a dot whose tile does not fit tensor-core instructions on 4 warps}}
 func.func @dot(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf32>) attributes {tile.kernel} {
   %d = tile.dot %a, %b, %c : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// Only 16-bit inputs into f32 have tensor-core fragments in registers.
+// expected-error @+1 {{has no register lowering: a dot of f32 into f32}}
+func.func @dot_f32(%a: tensor<64x16xf32>, %b: tensor<16x64xf32>, %c: tensor<64x64xf32>) attributes {tile.kernel} {
+  %d = tile.dot %a, %b, %c : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
   return
 }
 
