@@ -194,7 +194,7 @@ public:
                  int64_t stages)
       : kernel(kernel), warps(warps), vectorCap(vectorCap),
         maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)),
-        index32(index32), stages(stages) {}
+        index32(index32), ring(stages - 1) {}
 
   LogicalResult run();
 
@@ -204,8 +204,10 @@ private:
   SmallVector<std::optional<bool>> aligned;
   /// Indices and bounds in 32 bits (`tile.index32`).
   bool index32;
-  /// Depth of the copy pipeline of loops over dot operands (num_stages).
-  int64_t stages;
+  /// Shared-memory slots of the copy pipeline of a loop over dot operands:
+  /// num_stages - 1, as Triton counts on sm_80 (the stage being computed
+  /// is the oldest slot); with fewer than two, copies are not pipelined.
+  int64_t ring;
   std::optional<bool> alignmentOf(Value memref) const {
     if (auto a = dyn_cast<BlockArgument>(memref);
         a && a.getArgNumber() < aligned.size())
@@ -263,6 +265,15 @@ private:
   bool pipelineable(LoadOp op, scf::ForOp loop,
                     SmallVector<Operation *> &slice);
   LogicalResult lowerDot(DotOp op, OpBuilder &b, IRMapping &map);
+  /// Stores of tiles above this many bits per thread computed from loads
+  /// are lowered `kFuseBatchRegisters` registers at a time (loads,
+  /// arithmetic, stores), so that the loaded tile and the stored one are
+  /// never live in full together.
+  static constexpr int64_t kFuseAboveBits = 64 * 32;
+  static constexpr int64_t kFuseBatchRegisters = 32;
+  bool fusibleStore(StoreOp st, SmallVector<Operation *> &ops);
+  LogicalResult lowerFusedStore(StoreOp st, ArrayRef<Operation *> ops,
+                                OpBuilder &b, IRMapping &map);
   /// ldmatrix of the 8x8 blocks of one fragment group of a staged operand.
   Value loadFragments(OpBuilder &b, Location l, const Staged &st,
                       unsigned opIdx, MmaLayoutAttr mma, int64_t rep,
@@ -1439,7 +1450,7 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     p.rows = t.getShape()[rank - 2];
     p.cols = t.getShape()[rank - 1];
     p.buffer =
-        sharedBuffer(b, l, stages * p.rows * p.cols, t.getElementType());
+        sharedBuffer(b, l, ring * p.rows * p.cols, t.getElementType());
     p.async = useAsyncCopy(ld);
     pipes.push_back(std::move(p));
   }
@@ -1481,9 +1492,9 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                ob, l, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{})
         .getResult();
   };
-  // Prologue: the first stages - 1 iterations' copies in flight.
+  // Prologue: the first ring - 1 iterations' copies in flight.
   Value token;
-  for (int64_t s = 0; s + 1 < stages; ++s)
+  for (int64_t s = 0; s + 1 < ring; ++s)
     token = issue(b, ivAt(b, lb, s), cIndex(b, l, s));
 
   SmallVector<Value> inits;
@@ -1498,18 +1509,18 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   OpBuilder ib = OpBuilder::atBlockEnd(nb);
   Value iv = nl.getInductionVar();
   Value slot = nl.getRegionIterArgs().back();
-  // This iteration's copies have landed (stages - 2 younger groups may
+  // This iteration's copies have landed (ring - 2 younger groups may
   // still fly) and every thread is done with the slot the next copies
   // overwrite.
   nvgpu::DeviceAsyncWaitOp::create(ib, l, token,
-                                   ib.getI32IntegerAttr(stages - 2));
+                                   ib.getI32IntegerAttr(ring - 2));
   gpu::BarrierOp::create(ib, l);
   Value isFirst = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, slot,
                                         cIndex(ib, l, 0));
   Value writeSlot = arith::SelectOp::create(
-      ib, l, isFirst, cIndex(ib, l, stages - 1),
+      ib, l, isFirst, cIndex(ib, l, ring - 1),
       arith::SubIOp::create(ib, l, slot, cIndex(ib, l, 1)));
-  issue(ib, ivAt(ib, iv, stages - 1), writeSlot);
+  issue(ib, ivAt(ib, iv, ring - 1), writeSlot);
   for (Pipe &p : pipes)
     staged[p.op.getResult()] = {
         p.buffer,
@@ -1525,7 +1536,7 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   OpBuilder yb(yield);
   Value next = arith::AddIOp::create(yb, l, slot, cIndex(yb, l, 1));
   Value wrap = arith::CmpIOp::create(yb, l, arith::CmpIPredicate::eq, next,
-                                     cIndex(yb, l, stages));
+                                     cIndex(yb, l, ring));
   next = arith::SelectOp::create(yb, l, wrap, cIndex(yb, l, 0), next);
   yield->insertOperands(yield->getNumOperands(), ValueRange{next});
   for (Pipe &p : pipes)
@@ -1814,11 +1825,11 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
-    // Dot operands loaded at each iteration: copied stages - 1 iterations
+    // Dot operands loaded at each iteration: copied ring - 1 iterations
     // ahead.
     SmallVector<LoadOp> ahead;
     SmallVector<Operation *> slice;
-    if (stages >= 2)
+    if (ring >= 2)
       for (Operation &o : *loop.getBody())
         if (auto ld = dyn_cast<LoadOp>(o);
             ld && stagedLoads.contains(ld) && pipelineable(ld, loop, slice))
@@ -1878,9 +1889,154 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   return op->emitOpError("has no register lowering");
 }
 
+/// A store of a large tile whose value only it uses, computed element-wise
+/// (with splats and splat constants) from loads of the same layout in the
+/// same block with nothing between them that writes memory: `ops` gets the
+/// computation in block order.
+bool KernelLowering::fusibleStore(StoreOp st, SmallVector<Operation *> &ops) {
+  auto t = cast<RankedTensorType>(st.getValue().getType());
+  Attribute layout = getLayout(t);
+  if (st.getMask() || !layout ||
+      getNumRegisters(layout, t.getShape()) * t.getElementTypeBitWidth() <=
+          kFuseAboveBits)
+    return false;
+  SetVector<Operation *> tree;
+  bool anyLoad = false;
+  SmallVector<Value> work{st.getValue()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    auto vt = dyn_cast<RankedTensorType>(v.getType());
+    if (!def || def->getBlock() != st->getBlock() || !v.hasOneUse() || !vt ||
+        getLayout(vt) != layout || tree.contains(def))
+      continue;
+    if (auto ld = dyn_cast<LoadOp>(def)) {
+      if (stagedLoads.contains(ld) || ld.getMask())
+        continue;
+      tree.insert(def);
+      anyLoad = true;
+      continue;
+    }
+    if (isa<SplatOp>(def)) {
+      tree.insert(def);
+      continue;
+    }
+    if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+      if (auto d = dyn_cast<DenseElementsAttr>(c.getValue()); d && d.isSplat())
+        tree.insert(def);
+      continue;
+    }
+    Dialect *d = def->getDialect();
+    if (!d || !isa<arith::ArithDialect, math::MathDialect>(d) ||
+        def->getNumRegions() != 0 || def->getNumResults() != 1)
+      continue;
+    tree.insert(def);
+    for (Value o : def->getOperands())
+      if (isa<RankedTensorType>(o.getType()))
+        work.push_back(o);
+  }
+  if (!anyLoad)
+    return false;
+  ops.assign(tree.begin(), tree.end());
+  llvm::sort(ops, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  for (Operation *o = ops.front(); o != st; o = o->getNextNode())
+    if (!tree.contains(o) && tessera::writesMemory(o))
+      return false;
+  return true;
+}
+
+LogicalResult KernelLowering::lowerFusedStore(StoreOp st,
+                                              ArrayRef<Operation *> ops,
+                                              OpBuilder &b, IRMapping &map) {
+  Location l = st.getLoc();
+  RunAccess sa = planStore(st, b, map);
+  DenseMap<Operation *, RunAccess> plans;
+  int64_t w = sa.w;
+  for (Operation *o : ops)
+    if (auto ld = dyn_cast<LoadOp>(o)) {
+      plans[o] = planLoad(ld, b, map);
+      w = std::min(w, plans[o].w);
+    }
+  sa.w = w;
+  for (auto &[o, p] : plans)
+    p.w = w;
+  auto runType = [&](Type t) -> Type {
+    Type e = getElementTypeOrSelf(t);
+    return w == 1 ? e : VectorType::get({w}, e);
+  };
+  int64_t n = sa.offs.size();
+  int64_t batch = std::max<int64_t>(w, kFuseBatchRegisters);
+  for (int64_t r0 = 0; r0 < n; r0 += batch) {
+    // A batch of runs: their loads and arithmetic, then their stores.
+    SmallVector<std::pair<int64_t, Value>> parts;
+    for (int64_t r = r0; r < std::min(n, r0 + batch); r += w) {
+      DenseMap<Value, Value> local;
+      auto get = [&](Value v) -> Value {
+        if (Value x = local.lookup(v))
+          return x;
+        auto vt = dyn_cast<RankedTensorType>(v.getType());
+        if (!vt || vt.getRank() == 0)
+          return map.lookup(v);
+        return local[v] = extractRun(b, l, map.lookup(v), r, w);
+      };
+      for (Operation *o : ops) {
+        Value res;
+        if (isa<LoadOp>(o)) {
+          res = loadRun(b, l, plans[o], r);
+        } else if (auto s = dyn_cast<SplatOp>(o)) {
+          res = get(s.getScalar());
+          if (w > 1)
+            res = vector::BroadcastOp::create(b, l, runType(s.getType()), res);
+        } else if (auto c = dyn_cast<arith::ConstantOp>(o)) {
+          TypedAttr v =
+              cast<DenseElementsAttr>(c.getValue()).getSplatValue<TypedAttr>();
+          Type rt = runType(c.getType());
+          res = w == 1 ? arith::ConstantOp::create(b, l, v).getResult()
+                       : arith::ConstantOp::create(
+                             b, l, cast<VectorType>(rt),
+                             DenseElementsAttr::get(cast<VectorType>(rt), v))
+                             .getResult();
+        } else {
+          IRMapping m;
+          for (Value x : o->getOperands())
+            m.map(x, get(x));
+          Operation *copy = b.clone(*o, m);
+          copy->getResult(0).setType(runType(o->getResult(0).getType()));
+          res = copy->getResult(0);
+        }
+        local[o->getResult(0)] = res;
+      }
+      parts.push_back({r, get(st.getValue())});
+    }
+    for (auto [r, part] : parts)
+      storeRun(b, l, sa, r, part);
+  }
+  return success();
+}
+
 LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
                                          IRMapping &map) {
+  // Stores of large tiles computed from loads: in batches of register runs.
+  DenseMap<Operation *, SmallVector<Operation *>> fused;
+  DenseSet<Operation *> deferred;
+  for (Operation &op : src)
+    if (auto st = dyn_cast<StoreOp>(op)) {
+      SmallVector<Operation *> ops;
+      if (fusibleStore(st, ops)) {
+        deferred.insert(ops.begin(), ops.end());
+        fused[st] = std::move(ops);
+      }
+    }
   for (Operation &op : src) {
+    if (deferred.contains(&op))
+      continue;
+    if (auto it = fused.find(&op); it != fused.end()) {
+      if (failed(lowerFusedStore(cast<StoreOp>(op), it->second, b, map)))
+        return failure();
+      continue;
+    }
     if (auto y = dyn_cast<scf::YieldOp>(op)) {
       SmallVector<Value> vs;
       for (Value v : y.getOperands())
