@@ -1276,7 +1276,61 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookup(o));
   BlockAccess access = prepare(b, l, memref, offsets);
-  Value generic;
+  if (!async) {
+    // Element by element (unaligned or strided rows), the slow path: a
+    // loop over this thread's chunks keeps few values live.
+    Value generic = memref::MemorySpaceCastOp::create(
+        b, l,
+        MemRefType::get(cast<MemRefType>(buffer.getType()).getShape(), et),
+        buffer);
+    Value zeroV = arith::ConstantOp::create(b, l, b.getFloatAttr(et, 0.0));
+    int64_t rounds = (total + threads - 1) / threads;
+    scf::ForOp::create(
+        b, l, cIndex(b, l, 0), cIndex(b, l, rounds), cIndex(b, l, 1),
+        ValueRange{}, [&](OpBuilder &lb, Location, Value j, ValueRange) {
+          Value q = arith::AddIOp::create(
+              lb, l, tid,
+              arith::MulIOp::create(lb, l, j, cIndex(lb, l, threads)));
+          Value r = arith::DivUIOp::create(lb, l, q, cIndex(lb, l, perRow));
+          Value c = arith::RemUIOp::create(lb, l, q, cIndex(lb, l, perRow));
+          Value dst = arith::AddIOp::create(
+              lb, l, base, swizzledOffset(lb, l, sw, cols, r, 0, c, 0));
+          ThreadBase tb;
+          for (int64_t d = 0; d + 2 < rank; ++d)
+            tb.base.push_back(cIndex(lb, l, 0));
+          tb.base.push_back(r);
+          tb.base.push_back(arith::MulIOp::create(lb, l, c, cIndex(lb, l, vec)));
+          auto inRange = scf::IfOp::create(
+              lb, l,
+              arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult, q,
+                                    cIndex(lb, l, total)),
+              /*withElse=*/false);
+          OpBuilder ib = inRange.getThenBodyBuilder();
+          for (int64_t e = 0; e < vec; ++e) {
+            SmallVector<int64_t> at(rank, 0);
+            at.back() = e;
+            Value cond;
+            SmallVector<Value> idx = indicesAt(ib, l, access, tb, at, cond);
+            Value x =
+                scf::IfOp::create(
+                    ib, l, cond,
+                    [&](OpBuilder &tb2, Location) {
+                      scf::YieldOp::create(tb2, l,
+                                           ValueRange{memref::LoadOp::create(
+                                               tb2, l, memref, idx)});
+                    },
+                    [&](OpBuilder &eb, Location) {
+                      scf::YieldOp::create(eb, l, ValueRange{zeroV});
+                    })
+                    .getResult(0);
+            memref::StoreOp::create(
+                ib, l, x, generic,
+                ValueRange{arith::AddIOp::create(ib, l, dst, cIndex(ib, l, e))});
+          }
+          scf::YieldOp::create(lb, l);
+        });
+    return;
+  }
   // Chunk j of this thread is chunk tid + j * threads. When a row holds a
   // whole number of those strides of 8 rows, chunk j lies `j * step` rows
   // below chunk 0 with the same swizzle phase: one set of per-thread
@@ -1321,52 +1375,23 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
     Value dst = arith::AddIOp::create(b, l, base, entryValues[key]);
     if (rowC)
       dst = arith::AddIOp::create(b, l, dst, cIndex(b, l, rowC * cols));
-    if (!async && !generic)
-      generic = memref::MemorySpaceCastOp::create(
-          b, l,
-          MemRefType::get(cast<MemRefType>(buffer.getType()).getShape(), et),
-          buffer);
     OpBuilder cb = b;
     if (valid) {
       auto ifOp = scf::IfOp::create(b, l, valid, /*withElse=*/false);
       cb = ifOp.getThenBodyBuilder();
     }
-    if (async) {
-      // Outside the tensor: no bytes read, the chunk zero-filled, and the
-      // address kept inside the tensor.
-      Value cond;
-      SmallVector<Value> idx = indicesAt(cb, l, access, tb, zero, cond);
-      Value c0 = cIndex(cb, l, 0);
-      for (Value &i : idx)
-        i = arith::SelectOp::create(cb, l, cond, i, c0);
-      Value n = arith::SelectOp::create(cb, l, cond, cIndex(cb, l, vec), c0);
-      nvgpu::DeviceAsyncCopyOp::create(
-          cb, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
-          ValueRange{dst}, memref, idx, cb.getIndexAttr(vec), n,
-          cb.getUnitAttr());
-      continue;
-    }
-    Value zeroV = arith::ConstantOp::create(cb, l, cb.getFloatAttr(et, 0.0));
-    for (int64_t e = 0; e < vec; ++e) {
-      SmallVector<int64_t> at(zero);
-      at.back() = e;
-      Value cond;
-      SmallVector<Value> idx = indicesAt(cb, l, access, tb, at, cond);
-      Value x = scf::IfOp::create(
-                    cb, l, cond,
-                    [&](OpBuilder &ib, Location) {
-                      scf::YieldOp::create(
-                          ib, l,
-                          ValueRange{memref::LoadOp::create(ib, l, memref, idx)});
-                    },
-                    [&](OpBuilder &ib, Location) {
-                      scf::YieldOp::create(ib, l, ValueRange{zeroV});
-                    })
-                    .getResult(0);
-      memref::StoreOp::create(
-          cb, l, x, generic,
-          ValueRange{arith::AddIOp::create(cb, l, dst, cIndex(cb, l, e))});
-    }
+    // Outside the tensor: no bytes read, the chunk zero-filled, and the
+    // address kept inside the tensor.
+    Value cond;
+    SmallVector<Value> idx = indicesAt(cb, l, access, tb, zero, cond);
+    Value c0 = cIndex(cb, l, 0);
+    for (Value &i : idx)
+      i = arith::SelectOp::create(cb, l, cond, i, c0);
+    Value n = arith::SelectOp::create(cb, l, cond, cIndex(cb, l, vec), c0);
+    nvgpu::DeviceAsyncCopyOp::create(
+        cb, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+        ValueRange{dst}, memref, idx, cb.getIndexAttr(vec), n,
+        cb.getUnitAttr());
   }
 }
 

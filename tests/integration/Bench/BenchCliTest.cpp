@@ -316,7 +316,7 @@ std::string smallSpaceKernels() {
                             "                     BLOCK_N=[64, 128, 256],\n"
                             "                     BLOCK_K=[32, 64, 128],\n"
                             "                     num_warps=[4, 8, 16],\n"
-                            "                     num_stages=[2, 3, 4]),";
+                            "                     num_stages=[3, 2, 4]),";
   size_t at = text.find(space);
   EXPECT_NE(at, std::string::npos) << "gemm.tile's autotune space changed";
   if (at != std::string::npos)

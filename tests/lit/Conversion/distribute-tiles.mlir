@@ -171,3 +171,49 @@ func.func @other_symbol(%a: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"
   tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1]>>
   return
 }
+
+// -----
+
+// A K loop over tensor-core products, num_stages = 3 (two shared slots of
+// 2 KiB per operand):
+// the prologue copies the first iteration's operands (16-byte cp.async
+// chunks, zero-filled outside the tensor); each iteration waits for its
+// own group, passes one barrier, copies the next iteration's operands into
+// the other slot, then reads swizzled fragments (ldmatrix; .trans for B
+// stored K x N; a chunk offset that overlaps the swizzle's bits is XORed
+// in) for each K step and issues 2 x 4 m16n8k16 products per warp and
+// step. The f32 accumulator stays in registers; the epilogue
+// stores pairs from the mma layout with no barrier.
+// CHECK-LABEL: gpu.func @gemm
+// CHECK-SAME: tile.shared_bytes = 8192
+// CHECK-COUNT-2: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: arith.xori
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-8: nvgpu.mma.sync
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.store {{.*}} vector<2xf32>
+// CHECK: gpu.return
+func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c16 = arith.constant 16 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c16 iter_args(%acc0 = %zero) -> (tensor<64x64xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x16xf16>
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<16x64xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x16xf16>, tensor<16x64xf16> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -54,3 +54,19 @@ func.func @f64_sum(%x: tensor<64xf64>) attributes {tile.kernel} {
   %s = tile.reduce sum %x {axis = 0 : i32} : tensor<64xf64> -> tensor<f64>
   return
 }
+
+// -----
+
+// expected-error @+1 {{mma layout needs a warp grid of rank 2}}
+#bad = #tile.mma<warpsPerCTA = [4]>
+func.func @mma_rank(%x: tensor<64x64xf32, #bad>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{dot operand index must be 0 or 1}}
+#bad = #tile.dot_operand<opIdx = 2, parent = #tile.mma<warpsPerCTA = [2, 2]>>
+func.func @operand_index(%x: tensor<64x64xf16, #bad>) {
+  return
+}

@@ -135,3 +135,42 @@ func.func @meet(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?xf3
   tile.store %z, %b[%c0] : tensor<16xf32>, memref<?xf32, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// The accumulator group takes the m16n8 tensor-core layout: 128x128 on 4
+// warps as a 2x2 warp grid. The operands keep the layouts of their loads
+// (16-byte vectors) and convert to the operand layouts at the dot; the
+// transposed operand's layout is its load's with the dimensions swapped.
+// CHECK: #[[A:.*]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK: #[[BT:.*]] = #tile.blocked<sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]>
+// CHECK: #[[MMA:.*]] = #tile.mma<warpsPerCTA = [2, 2]>
+// CHECK: #[[OPA:.*]] = #tile.dot_operand<opIdx = 0, parent = #[[MMA]]>
+// CHECK: #[[OPB:.*]] = #tile.dot_operand<opIdx = 1, parent = #[[MMA]]>
+// CHECK-LABEL: func.func @gemm
+// CHECK: arith.constant dense<0.000000e+00> : tensor<128x128xf32, #[[MMA]]>
+// CHECK: scf.for {{.*}} -> (tensor<128x128xf32, #[[MMA]]>)
+// CHECK: tile.load {{.*}} -> tensor<128x32xf16, #[[A]]>
+// CHECK: tile.load {{.*}} -> tensor<128x32xf16, #[[A]]>
+// CHECK: tile.trans {{.*}} : tensor<128x32xf16, #[[A]]> -> tensor<32x128xf16, #[[BT]]>
+// CHECK: tile.convert_layout {{.*}} -> tensor<128x32xf16, #[[OPA]]>
+// CHECK: tile.convert_layout {{.*}} : tensor<32x128xf16, #[[BT]]> -> tensor<32x128xf16, #[[OPB]]>
+// CHECK: tile.dot {{.*}} -> tensor<128x128xf32, #[[MMA]]>
+// CHECK: arith.mulf {{.*}} : tensor<128x128xf32, #[[MMA]]>
+// CHECK: tile.store {{.*}} : tensor<128x128xf32, #[[MMA]]>
+func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, %b: memref<?x?xf16, strided<[?, 1], offset: ?>>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>>, %k: i64, %alpha: f32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<128x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<128x32xf16>
+    %y = tile.load %b[%c0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<128x32xf16>
+    %yt = tile.trans %y [1, 0] : tensor<128x32xf16> -> tensor<32x128xf16>
+    %d = tile.dot %x, %yt, %acc0 : tensor<128x32xf16>, tensor<32x128xf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %s = tile.splat %alpha : tensor<128x128xf32>
+  %r = arith.mulf %acc, %s : tensor<128x128xf32>
+  tile.store %r, %c[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -405,6 +405,16 @@ struct AssignLayoutsPass
       for (int64_t d : src.getOrder())
         order.push_back(llvm::find(perm, d) - perm.begin());
       auto l = BlockedLayoutAttr::get(ctx, size, lanes, wps, order);
+      Value root = groups.find(tr.getResult());
+      ArrayRef<int64_t> shape = tr.getType().getShape();
+      if (squeezed(shape) == SmallVector<int64_t>(shape) &&
+          llvm::count_if(tiles, [&](Value v) {
+            return groups.find(v) == root;
+          }) == 1) {
+        // The result is a group of its own: it takes the layout.
+        layoutOf[root] = l;
+        return;
+      }
       fixed[tr.getResult()] = l;
       conversions.push_back({tr.getResult(), l});
     });
@@ -480,6 +490,31 @@ bool mlir::tessera::tile::canAssignLayouts(func::FuncOp kernel,
     reason = unsupportedReason(op);
     return reason.empty() ? WalkResult::advance() : WalkResult::interrupt();
   });
+  // Tensor-core tiles come from and go to rows of unit stride (cp.async
+  // chunks, paired stores); kernels with dots over strided views keep the
+  // shared-memory lowering.
+  bool dots = false;
+  kernel.walk([&](DotOp) { dots = true; });
+  if (reason.empty() && dots)
+    kernel.walk([&](Operation *op) {
+      Value m;
+      if (auto ld = dyn_cast<LoadOp>(op))
+        m = ld.getSource();
+      else if (auto st = dyn_cast<StoreOp>(op))
+        m = st.getDest();
+      else
+        return WalkResult::advance();
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      auto mt = cast<MemRefType>(m.getType());
+      if (failed(mt.getStridesAndOffset(strides, offset)) ||
+          strides.back() != 1) {
+        reason = "a dot in a kernel that accesses a tensor without unit "
+                 "innermost stride";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
   // A reduction of a tile derived from another reduction's (sliced) result
   // has no register lowering yet.
   if (reason.empty()) {
