@@ -271,6 +271,10 @@ private:
   /// never live in full together.
   static constexpr int64_t kFuseAboveBits = 64 * 32;
   static constexpr int64_t kFuseBatchRegisters = 32;
+  /// Registers of a tensor-core kernel beyond its tiles, fragments and
+  /// copy addresses (indices, bounds, loop state), for the estimate that
+  /// refuses configurations which would spill.
+  static constexpr int64_t kRegisterOverhead = 40;
   bool fusibleStore(StoreOp st, SmallVector<Operation *> &ops);
   LogicalResult lowerFusedStore(StoreOp st, ArrayRef<Operation *> ops,
                                 OpBuilder &b, IRMapping &map);
@@ -2093,6 +2097,40 @@ LogicalResult KernelLowering::run() {
   kernel->setAttr(
       "tile.tile_registers",
       IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), words));
+  // Tensor-core kernels hold the accumulator, one K step's fragments and,
+  // hoisted out of the K loop, a 64-bit address per copied 16-byte chunk;
+  // past what a thread may have (255, fewer when the block's threads
+  // share the register file), ptxas would spill.
+  int64_t estimate = 0;
+  body.walk([&](DotOp d) {
+    auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
+    auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
+    estimate += mr * nr * 4 + mr * 4 + nr * 2;
+  });
+  if (estimate) {
+    int64_t threads = warps * 32;
+    body.walk([&](LoadOp ld) {
+      RankedTensorType t = ld.getType();
+      if (t.getRank() >= 2 && stageable(ld)) {
+        int64_t chunks = t.getNumElements() / 8;
+        estimate += 2 * ((chunks + threads - 1) / threads);
+      }
+    });
+    estimate += kRegisterOverhead;
+    int64_t budget = std::min<int64_t>(255, 65536 / threads);
+    kernel->setAttr(
+        "tile.register_estimate",
+        IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), estimate));
+    kernel->setAttr(
+        "tile.register_budget",
+        IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), budget));
+    if (maxTileRegisters > 0 && estimate > budget) {
+      kernel->setAttr(
+          "tile.shared_bytes",
+          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 0));
+      return success();
+    }
+  }
   // Too large to keep in registers: left as it is for the caller to refuse
   // (RESOURCE_EXHAUSTED), rather than unrolled into a huge body first.
   if (maxTileRegisters > 0 && words > maxTileRegisters) {

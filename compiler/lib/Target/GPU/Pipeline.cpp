@@ -114,6 +114,22 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.tile_registers"))
       words = std::max(words, a.getInt());
   });
+  int64_t estimate = 0, budget = 255;
+  module.walk([&](mlir::gpu::GPUFuncOp f) {
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.register_estimate"))
+      if (a.getInt() > estimate) {
+        estimate = a.getInt();
+        budget =
+            f->getAttrOfType<IntegerAttr>("tile.register_budget").getInt();
+      }
+  });
+  if (estimate > budget)
+    return Status(StatusCode::kResourceExhausted,
+                  "this configuration needs about " + std::to_string(estimate) +
+                      " registers per thread (accumulator, fragments and "
+                      "copy addresses; at most " +
+                      std::to_string(budget) +
+                      " at this block size); use smaller tiles or BLOCK_K");
   if (words > kMaxTileRegisters)
     return Status(StatusCode::kResourceExhausted,
                   "this configuration needs " + std::to_string(words) +
