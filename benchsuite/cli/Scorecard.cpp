@@ -61,6 +61,8 @@ const std::vector<ScoreKernel> &scoreKernels() {
       {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", "",
        "BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3"},
       {"attention", "attention", "fp16", "attention", "f16", "D=64"},
+      {"attention", "attention", "fp16", "attention", "f16", "D=64",
+       "BLOCK_M=128,BLOCK_N=64"},
       {"vector_ops", "axpy", "fp32", "axpy", "f32", ""},
       {"vector_ops", "add", "fp32", "add", "f32", ""},
       {"vector_ops", "mul", "fp32", "mul", "f32", ""},

@@ -159,6 +159,31 @@ struct ThreadBase {
   Value duplicate;         // i1, or null when no dimension is replicated
 };
 
+/// How dimension `axis` of a blocked or mma layout is spread over a tile of
+/// `shape`: for mma, lanes l % 4 (columns) or l / 4 (rows) and warps
+/// w % wn or w / wn, two elements per thread per instruction tile.
+DimSpread axisSpread(Attribute layout, ArrayRef<int64_t> shape,
+                     unsigned axis) {
+  if (auto b = dyn_cast<BlockedLayoutAttr>(layout))
+    return getDimSpreads(b, shape)[axis];
+  ArrayRef<int64_t> w = cast<MmaLayoutAttr>(layout).getWarpsPerCTA();
+  DimSpread s;
+  s.size = shape[axis];
+  s.perThread = 2;
+  if (axis == 1) {
+    s.lanes = 4;
+    s.laneStride = 1;
+    s.warps = w[1];
+    s.warpStride = 1;
+  } else {
+    s.lanes = 8;
+    s.laneStride = 4;
+    s.warps = w[0];
+    s.warpStride = w[1];
+  }
+  return s;
+}
+
 /// A dot operand tile held in shared memory instead of registers: a
 /// `rows` x `cols` block (cols contiguous) at element `base` of `buffer`,
 /// its 16-byte chunks XOR-swizzled so that ldmatrix reads and cp.async
@@ -359,10 +384,17 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
     return it->second;
   OpBuilder &b = *entry;
   Location l = kernel.getLoc();
-  MmaLayoutAttr mma = dyn_cast<MmaLayoutAttr>(layout);
+  MmaLayoutAttr mma = getMmaParent(layout);
   auto dotOp = dyn_cast<DotOperandLayoutAttr>(layout);
   if (dotOp)
     mma = dotOp.getParent();
+  auto mmaSlice = dyn_cast<SliceLayoutAttr>(layout);
+  if (mma && !dotOp && !mmaSlice && shape.size() > 2) {
+    // Leading unit dimensions: base 0.
+    ThreadBase tb = baseFor(layout, shape.take_back(2));
+    tb.base.insert(tb.base.begin(), shape.size() - 2, cIndex(b, l, 0));
+    return bases[key] = tb;
+  }
   if (mma) {
     // Lane l sits at row l / 4 and column pair l % 4 of an instruction
     // tile; warp w at row w / wn, column w % wn of the warp grid.
@@ -388,6 +420,22 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
     };
     if (!dotOp) {
       tb.base = {plus(wm, 16, g), plus(wn, 8, t2)};
+      // A collapsed (unit) or sliced dimension: the threads past its first
+      // position repeat the others' elements.
+      SmallVector<int64_t> full(shape);
+      if (mmaSlice)
+        full.insert(full.begin() + mmaSlice.getDim(), 1);
+      for (unsigned d = 0; d < 2; ++d) {
+        if (full[d] != 1)
+          continue;
+        Value dup = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                          tb.base[d], cIndex(b, l, 0));
+        tb.duplicate =
+            tb.duplicate ? arith::OrIOp::create(b, l, tb.duplicate, dup) : dup;
+        tb.base[d] = cIndex(b, l, 0);
+      }
+      if (mmaSlice)
+        tb.base.erase(tb.base.begin() + mmaSlice.getDim());
     } else if (dotOp.getOpIdx() == 0) {
       // The warps of one grid row hold the same left operand.
       tb.base = {plus(wm, 16, g), t2};
@@ -536,8 +584,11 @@ int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
   Attribute layout = getLayout(tile);
   unsigned last = tile.getRank() - 1;
   auto mt = cast<MemRefType>(memref.getType());
-  if (isa<SliceLayoutAttr>(layout) ||
-      getContiguousDim(layout) != int64_t(last) || tile.getShape()[last] == 1 ||
+  int64_t contiguous = getContiguousDim(layout);
+  if (isa<MmaLayoutAttr>(layout))
+    contiguous += tile.getRank() - 2; // after leading unit dimensions
+  if (isa<SliceLayoutAttr>(layout) || contiguous != int64_t(last) ||
+      tile.getShape()[last] == 1 ||
       !tessera::hasUnitInnerStride(mt) || alignmentOf(memref) == false)
     return 1;
   int64_t bits = tile.getElementTypeBitWidth();
@@ -621,9 +672,10 @@ bool KernelLowering::needsLeadingBarrier(Operation *site) {
     if (isa<ConvertLayoutOp>(op))
       ++others;
     if (auto r = dyn_cast<ReduceOp>(op)) {
-      Attribute lay = getLayout(r.getSource().getType());
-      BlockedLayoutAttr p = getBlockedParent(lay);
-      if (p && p.getWarpsPerCTA()[r.getAxis()] > 1)
+      auto t = r.getSource().getType();
+      Attribute lay = getLayout(t);
+      if (isa_and_nonnull<BlockedLayoutAttr, MmaLayoutAttr>(lay) &&
+          axisSpread(lay, t.getShape(), r.getAxis()).warps > 1)
         ++others;
     }
   }
@@ -1026,8 +1078,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
                                           IRMapping &map) {
   Location l = op.getLoc();
   auto st = op.getSource().getType();
-  auto layout = dyn_cast<BlockedLayoutAttr>(getLayout(st));
-  if (!layout)
+  Attribute layout = getLayout(st);
+  if (!isa<BlockedLayoutAttr, MmaLayoutAttr>(layout))
     return op.emitOpError("of a sliced tile has no register lowering");
   unsigned axis = op.getAxis();
   Type et = st.getElementType();
@@ -1044,8 +1096,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   for (auto [i, o] : llvm::enumerate(outOffs))
     outIndex[o] = i;
   Value src = map.lookup(op.getSource());
-  auto spreads = getDimSpreads(layout, st.getShape());
-  const DimSpread &sa = spreads[axis];
+  const DimSpread sa = axisSpread(layout, st.getShape(), axis);
 
   // 1. In the thread.
   SmallVector<Value> acc(outOffs.size());
@@ -1148,6 +1199,25 @@ LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
   Type st = et.isInteger(1) ? b.getI8Type() : et;
   ArrayRef<int64_t> shape = from.getShape();
   int64_t elements = from.getNumElements();
+  // An accumulator whose warps all lie along M holds, in each thread, the
+  // elements the left-operand fragments of the same warp grid want (as
+  // FlashAttention's P): a register shuffle.
+  if (auto mma = dyn_cast<MmaLayoutAttr>(getLayout(from))) {
+    auto dot = dyn_cast<DotOperandLayoutAttr>(getLayout(to));
+    if (dot && dot.getOpIdx() == 0 && dot.getParent() == mma &&
+        mma.getWarpsPerCTA()[1] == 1) {
+      std::map<SmallVector<int64_t>, int64_t> index;
+      for (auto [i, o] : llvm::enumerate(getRegisterOffsets(mma, shape)))
+        index[o] = i;
+      SmallVector<int64_t> lanes;
+      for (const SmallVector<int64_t> &o : getRegisterOffsets(dot, shape))
+        lanes.push_back(index.at(o));
+      Value v = map.lookup(op.getSource());
+      map.map(op.getResult(),
+              vector::ShuffleOp::create(b, l, v, v, lanes).getResult());
+      return success();
+    }
+  }
   Value buf = sharedView(b, l, elements, st);
   auto linear = [&](OpBuilder &ob, const ThreadBase &tb,
                     ArrayRef<int64_t> off) {
@@ -1786,6 +1856,32 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       staged[op->getResult(0)] = st;
       return success();
     }
+  if (auto bc = dyn_cast<BroadcastOp>(op)) {
+    // The source holds, in the result's layout with the broadcast
+    // dimensions collapsed, what every thread needs: a register shuffle.
+    auto from = bc.getSource().getType(), to = bc.getType();
+    if (getLayout(from) != getLayout(to))
+      return op->emitOpError("between layouts has no register lowering");
+    std::map<SmallVector<int64_t>, int64_t> index;
+    for (auto [i, o] :
+         llvm::enumerate(getRegisterOffsets(getLayout(from), from.getShape())))
+      index[o] = i;
+    SmallVector<int64_t> lanes;
+    for (SmallVector<int64_t> o :
+         getRegisterOffsets(getLayout(to), to.getShape())) {
+      for (unsigned d = 0; d < o.size(); ++d)
+        if (from.getShape()[d] == 1)
+          o[d] = 0;
+      auto it = index.find(o);
+      if (it == index.end())
+        return op->emitOpError("source layout does not cover its result");
+      lanes.push_back(it->second);
+    }
+    Value v = map.lookup(bc.getSource());
+    map.map(bc.getResult(),
+            vector::ShuffleOp::create(b, l, v, v, lanes).getResult());
+    return success();
+  }
   if (auto tr = dyn_cast<TransOp>(op)) {
     // A transposition to the permuted layout relabels the registers.
     auto from = tr.getSource().getType(), to = tr.getType();

@@ -4,6 +4,9 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <optional>
+#include <set>
+
 using namespace mlir;
 using namespace mlir::tessera::tile;
 
@@ -46,13 +49,17 @@ LogicalResult BlockedLayoutAttr::verify(
 
 LogicalResult
 SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        unsigned dim, BlockedLayoutAttr parent) {
-  if (!parent)
-    return emitError() << "slice layout needs a blocked parent";
-  if (dim >= parent.getRank())
+                        unsigned dim, Attribute parent) {
+  unsigned rank;
+  if (auto b = dyn_cast_or_null<BlockedLayoutAttr>(parent))
+    rank = b.getRank();
+  else if (isa_and_nonnull<MmaLayoutAttr>(parent))
+    rank = 2;
+  else
+    return emitError() << "slice layout needs a blocked or mma parent";
+  if (dim >= rank)
     return emitError() << "slice dimension " << dim
-                       << " is out of range for a rank-" << parent.getRank()
-                       << " parent";
+                       << " is out of range for a rank-" << rank << " parent";
   return success();
 }
 
@@ -98,15 +105,60 @@ BlockedLayoutAttr mlir::tessera::tile::getBlockedParent(Attribute layout) {
   if (auto b = dyn_cast_or_null<BlockedLayoutAttr>(layout))
     return b;
   if (auto s = dyn_cast_or_null<SliceLayoutAttr>(layout))
-    return s.getParent();
+    return dyn_cast<BlockedLayoutAttr>(s.getParent());
   return {};
+}
+
+MmaLayoutAttr mlir::tessera::tile::getMmaParent(Attribute layout) {
+  if (auto m = dyn_cast_or_null<MmaLayoutAttr>(layout))
+    return m;
+  if (auto s = dyn_cast_or_null<SliceLayoutAttr>(layout))
+    return dyn_cast<MmaLayoutAttr>(s.getParent());
+  return {};
+}
+
+/// The smallest extent a valid tile of `mma` has along `dim`.
+static int64_t mmaExtent(MmaLayoutAttr mma, unsigned dim) {
+  return (dim == 0 ? 16 : 8) * mma.getWarpsPerCTA()[dim];
+}
+
+/// The registers of an mma layout (or its slice) over `shape`, where unit
+/// dimensions (and a sliced one) are collapsed: the offsets the layout
+/// gives a tile of the smallest valid extent there, with that dimension's
+/// offset zeroed (or dropped, for the slice), each once, in register
+/// order.
+static SmallVector<SmallVector<int64_t>>
+collapsedMmaOffsets(MmaLayoutAttr mma, std::optional<unsigned> slicedDim,
+                    ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> full(shape);
+  if (slicedDim)
+    full.insert(full.begin() + *slicedDim, 1);
+  SmallVector<bool> collapsed(2, false);
+  for (unsigned d = 0; d < 2; ++d)
+    if (full[d] == 1) {
+      collapsed[d] = true;
+      full[d] = mmaExtent(mma, d);
+    }
+  SmallVector<SmallVector<int64_t>> result;
+  std::set<SmallVector<int64_t>> seen;
+  for (SmallVector<int64_t> o : getRegisterOffsets(mma, full)) {
+    for (unsigned d = 0; d < 2; ++d)
+      if (collapsed[d])
+        o[d] = 0;
+    if (slicedDim)
+      o.erase(o.begin() + *slicedDim);
+    if (seen.insert(o).second)
+      result.push_back(o);
+  }
+  return result;
 }
 
 SmallVector<unsigned> mlir::tessera::tile::getKeptParentDims(Attribute layout) {
   BlockedLayoutAttr parent = getBlockedParent(layout);
+  unsigned rank = parent ? parent.getRank() : 2;
   SmallVector<unsigned> dims;
   auto slice = dyn_cast<SliceLayoutAttr>(layout);
-  for (unsigned d = 0; d < parent.getRank(); ++d)
+  for (unsigned d = 0; d < rank; ++d)
     if (!slice || d != slice.getDim())
       dims.push_back(d);
   return dims;
@@ -183,9 +235,22 @@ MmaLayoutAttr mlir::tessera::tile::chooseMmaLayout(MLIRContext *ctx,
 bool mlir::tessera::tile::isValidLayout(Attribute layout,
                                         ArrayRef<int64_t> shape) {
   if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(layout)) {
-    ArrayRef<int64_t> w = mma.getWarpsPerCTA();
-    return shape.size() == 2 && shape[0] % (16 * w[0]) == 0 &&
-           shape[1] % (8 * w[1]) == 0;
+    // Leading unit dimensions carry nothing; unit dimensions among the
+    // last two are collapsed (the tile is broadcast along them).
+    if (shape.size() > 2)
+      return llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }) &&
+             isValidLayout(layout, shape.take_back(2));
+    return shape.size() == 2 &&
+           (shape[0] == 1 || shape[0] % mmaExtent(mma, 0) == 0) &&
+           (shape[1] == 1 || shape[1] % mmaExtent(mma, 1) == 0);
+  }
+  if (auto s = dyn_cast_or_null<SliceLayoutAttr>(layout);
+      s && isa<MmaLayoutAttr>(s.getParent())) {
+    if (shape.size() != 1)
+      return false;
+    SmallVector<int64_t> full(shape);
+    full.insert(full.begin() + s.getDim(), 1);
+    return isValidLayout(s.getParent(), full);
   }
   if (auto op = dyn_cast_or_null<DotOperandLayoutAttr>(layout)) {
     ArrayRef<int64_t> w = op.getParent().getWarpsPerCTA();
@@ -205,6 +270,8 @@ bool mlir::tessera::tile::isValidLayout(Attribute layout,
   for (auto [d, s] : llvm::enumerate(getDimSpreads(parent, p))) {
     if (slice && d == slice.getDim())
       continue;
+    if (s.size == 1)
+      continue; // collapsed: every thread holds the one element
     if (s.size % s.perThread != 0)
       return false;
     if (s.size >= s.extent() && s.size % s.extent() != 0)
@@ -228,7 +295,7 @@ static void registerGrid(Attribute layout, ArrayRef<int64_t> shape,
   for (auto [d, s] : llvm::enumerate(spreads)) {
     if (slice && d == slice.getDim())
       continue;
-    within[d] = s.perThread;
+    within[d] = std::min(s.perThread, s.size);
     reps[d] = s.replicated() ? 1 : s.size / s.extent();
   }
 }
@@ -236,9 +303,18 @@ static void registerGrid(Attribute layout, ArrayRef<int64_t> shape,
 int64_t mlir::tessera::tile::getNumRegisters(Attribute layout,
                                              ArrayRef<int64_t> shape) {
   if (auto mma = dyn_cast<MmaLayoutAttr>(layout)) {
+    if (shape.size() > 2)
+      return getNumRegisters(layout, shape.take_back(2));
+    if (shape[0] == 1 || shape[1] == 1)
+      return collapsedMmaOffsets(mma, std::nullopt, shape).size();
     auto [m, n] = getMmaRepetitions(mma, shape);
     return m * n * 4;
   }
+  if (auto s = dyn_cast<SliceLayoutAttr>(layout);
+      s && isa<MmaLayoutAttr>(s.getParent()))
+    return collapsedMmaOffsets(cast<MmaLayoutAttr>(s.getParent()), s.getDim(),
+                               shape)
+        .size();
   if (auto op = dyn_cast<DotOperandLayoutAttr>(layout)) {
     auto [r, k] = getOperandRepetitions(op, shape);
     return r * k * (op.getOpIdx() == 0 ? 8 : 4);
@@ -256,6 +332,21 @@ SmallVector<SmallVector<int64_t>>
 mlir::tessera::tile::getRegisterOffsets(Attribute layout,
                                         ArrayRef<int64_t> shape) {
   SmallVector<SmallVector<int64_t>> result;
+  if (isa<MmaLayoutAttr>(layout) && shape.size() > 2) {
+    // Leading unit dimensions: offset 0.
+    for (SmallVector<int64_t> o : getRegisterOffsets(layout, shape.take_back(2))) {
+      o.insert(o.begin(), shape.size() - 2, 0);
+      result.push_back(std::move(o));
+    }
+    return result;
+  }
+  if (auto s = dyn_cast<SliceLayoutAttr>(layout);
+      s && isa<MmaLayoutAttr>(s.getParent()))
+    return collapsedMmaOffsets(cast<MmaLayoutAttr>(s.getParent()), s.getDim(),
+                               shape);
+  if (auto mma = dyn_cast<MmaLayoutAttr>(layout);
+      mma && (shape[0] == 1 || shape[1] == 1))
+    return collapsedMmaOffsets(mma, std::nullopt, shape);
   if (auto mma = dyn_cast<MmaLayoutAttr>(layout)) {
     // c0..c3 of each instruction tile, the tiles columns fastest.
     auto [reps, cols] = getMmaRepetitions(mma, shape);
@@ -318,6 +409,9 @@ mlir::tessera::tile::getRegisterOffsets(Attribute layout,
 int64_t mlir::tessera::tile::getContiguousDim(Attribute layout) {
   if (isa<MmaLayoutAttr>(layout))
     return 1;
+  if (auto s = dyn_cast<SliceLayoutAttr>(layout);
+      s && isa<MmaLayoutAttr>(s.getParent()))
+    return s.getDim() == 1 ? -1 : 0;
   if (auto op = dyn_cast<DotOperandLayoutAttr>(layout))
     return op.getOpIdx() == 0 ? 1 : 0;
   BlockedLayoutAttr parent = getBlockedParent(layout);
@@ -334,6 +428,9 @@ int64_t mlir::tessera::tile::getContiguousRegisters(Attribute layout,
                                                     ArrayRef<int64_t> shape) {
   if (isa<MmaLayoutAttr, DotOperandLayoutAttr>(layout))
     return 2;
+  if (auto s = dyn_cast<SliceLayoutAttr>(layout);
+      s && isa<MmaLayoutAttr>(s.getParent()))
+    return s.getDim() == 1 ? 1 : 2;
   BlockedLayoutAttr parent = getBlockedParent(layout);
   int64_t fastest = parent.getOrder()[0];
   if (auto slice = dyn_cast<SliceLayoutAttr>(layout);

@@ -79,7 +79,8 @@ std::string unsupportedReason(Operation *op) {
     return "";
   if (isElementwise(op) ||
       isa<SplatOp, ArangeOp, LoadOp, StoreOp, GatherOp, ScatterOp, ReduceOp,
-          ConvertLayoutOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op))
+          ConvertLayoutOp, BroadcastOp, scf::ForOp, scf::IfOp, scf::YieldOp>(
+          op))
     return "";
   if (auto d = dyn_cast<DotOp>(op)) {
     // Tensor cores: m16n8k16 with 16-bit inputs into f32.
@@ -250,6 +251,43 @@ struct AssignLayoutsPass
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.vector_width"))
       cap = std::max<int64_t>(1, a.getInt());
 
+    // 0. Tiles every thread computes from scalars alone (aranges, splats,
+    // splat constants and element-wise math on them) get one copy per use,
+    // so that unrelated uses do not tie their groups together. Users come
+    // first, so that a copied operation's operands are copied in turn.
+    SmallVector<Operation *> ops;
+    f.walk([&](Operation *op) { ops.push_back(op); });
+    DenseSet<Operation *> fromScalars;
+    for (Operation *op : ops) {
+      if (op->getNumResults() != 1 || !isTile(op->getResult(0).getType()))
+        continue;
+      auto c = dyn_cast<arith::ConstantOp>(op);
+      bool leaf = isa<ArangeOp, SplatOp>(op) ||
+                  (c && isa<DenseElementsAttr>(c.getValue()) &&
+                   cast<DenseElementsAttr>(c.getValue()).isSplat());
+      bool derived =
+          !c && isElementwise(op) &&
+          llvm::all_of(op->getOperands(), [&](Value o) {
+            return !isTile(o.getType()) ||
+                   (o.getDefiningOp() &&
+                    fromScalars.contains(o.getDefiningOp()));
+          });
+      if (leaf || derived)
+        fromScalars.insert(op);
+    }
+    for (Operation *op : llvm::reverse(ops)) {
+      if (!fromScalars.contains(op) || op->getResult(0).hasOneUse())
+        continue;
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &u : op->getResult(0).getUses())
+        uses.push_back(&u);
+      for (OpOperand *u : llvm::drop_begin(uses)) {
+        OpBuilder b(op);
+        b.setInsertionPointAfter(op);
+        u->set(b.clone(*op)->getResult(0));
+      }
+    }
+
     // 1. Group the tiles that must share a layout.
     Groups groups;
     SmallVector<Value> tiles;
@@ -302,8 +340,13 @@ struct AssignLayoutsPass
           squeezed(cast<RankedTensorType>(v.getType()).getShape());
       if (s.empty())
         s.push_back(1);
-      if (cast<RankedTensorType>(v.getType()).getRank() != 2)
-        r.rank2 = false;
+      {
+        // 2-D after leading unit dimensions.
+        ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+        if (shape.size() < 2 ||
+            !llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
+          r.rank2 = false;
+      }
       if (r.shape.empty())
         r.shape = s;
       else if (r.shape != s) {
@@ -336,12 +379,42 @@ struct AssignLayoutsPass
     // 3. One layout per group: the widest vector that divides the fastest
     // dimension and leaves every thread elements of its own.
     MLIRContext *ctx = &getContext();
+    // A dot whose left operand is computed from another dot's result (P V
+    // after Q K^T): every warp takes whole rows of both, so that the first
+    // result converts to the second's operand in registers.
+    bool chained = false;
+    f.walk([&](DotOp d) {
+      SmallVector<Value> work{d.getLhs()};
+      DenseSet<Value> seen;
+      while (!work.empty() && !chained) {
+        Value v = work.pop_back_val();
+        Operation *def = v.getDefiningOp();
+        if (!def || !seen.insert(v).second)
+          continue;
+        if (isa<DotOp>(def)) {
+          chained = true;
+          break;
+        }
+        if (isElementwise(def) || isa<ConvertLayoutOp, ReshapeOp>(def))
+          llvm::append_range(work, def->getOperands());
+      }
+    });
+    auto mmaFor = [&](ArrayRef<int64_t> shape) {
+      if (chained) {
+        // As many warps along M as the rows allow, the rest along N.
+        int64_t wm = std::max<int64_t>(1, std::min(warps, shape[0] / 16));
+        int64_t wn = warps / wm;
+        if (shape[0] % (16 * wm) == 0 && shape[1] % (8 * wn) == 0)
+          return MmaLayoutAttr::get(ctx, {wm, wn});
+      }
+      return chooseMmaLayout(ctx, shape, warps);
+    };
     DenseMap<Value, Attribute> layoutOf;
     for (auto &[root, r] : requests) {
       // A dot's accumulator group lives in the tensor-core layout; its
       // loads and stores use the pairs of consecutive elements it gives.
-      if (r.dot && r.rank2 && !r.reduced) {
-        layoutOf[root] = chooseMmaLayout(ctx, r.shape, warps);
+      if (r.dot && r.rank2) {
+        layoutOf[root] = mmaFor(r.shape);
         continue;
       }
       int64_t elems = 1;
@@ -362,8 +435,19 @@ struct AssignLayoutsPass
       if (auto it = fixed.find(v); it != fixed.end())
         return it->second;
       Attribute l = layoutOf[groups.find(v)];
+      auto shape = cast<RankedTensorType>(v.getType()).getShape();
       if (auto b = dyn_cast<BlockedLayoutAttr>(l))
-        return expandLayout(b, cast<RankedTensorType>(v.getType()).getShape());
+        return expandLayout(b, shape);
+      // A tile of a sliced group that keeps the sliced dimension (unit):
+      // the parent, collapsed along it.
+      if (auto s = dyn_cast<SliceLayoutAttr>(l);
+          s &&
+          shape.size() == (isa<MmaLayoutAttr>(s.getParent())
+                               ? 2
+                               : cast<BlockedLayoutAttr>(s.getParent())
+                                     .getRank()) &&
+          shape[s.getDim()] == 1)
+        return s.getParent();
       return l;
     };
     // Results whose layout differs from their group's: the group's users
@@ -375,7 +459,7 @@ struct AssignLayoutsPass
       // Blocked: canAssignLayouts refuses reductions of reduction results,
       // and a dot's group holding a reduction keeps a blocked layout (see
       // below).
-      auto src = cast<BlockedLayoutAttr>(layoutOfValue(red.getSource()));
+      Attribute src = layoutOfValue(red.getSource());
       auto slice = SliceLayoutAttr::get(ctx, red.getAxis(), src);
       Value root = groups.find(red.getResult());
       if (!requests[root].fromAccess && !isa<SliceLayoutAttr>(layoutOf[root]) &&
@@ -388,6 +472,29 @@ struct AssignLayoutsPass
       }
       fixed[red.getResult()] = slice;
       conversions.push_back({red.getResult(), slice});
+    });
+    // A broadcast reads its source in its result's layout, collapsed along
+    // the broadcast dimension: a 1-D group without accesses of its own
+    // (row statistics, index vectors) takes the slice of that layout.
+    SmallVector<BroadcastOp> broadcasts;
+    f.walk([&](BroadcastOp bc) {
+      broadcasts.push_back(bc);
+      auto st = bc.getSource().getType();
+      ArrayRef<int64_t> to = bc.getType().getShape();
+      if (st.getRank() != 2)
+        return;
+      SmallVector<unsigned> dims;
+      for (unsigned d = 0; d < 2; ++d)
+        if (st.getShape()[d] == 1 && to[d] != 1)
+          dims.push_back(d);
+      Attribute lr = layoutOfValue(bc.getResult());
+      Value root = groups.find(bc.getSource());
+      const Request &r = requests[root];
+      if (dims.size() != 1 || r.fromAccess || r.shape.size() != 1 ||
+          !isa<BlockedLayoutAttr, MmaLayoutAttr>(lr) ||
+          isa<SliceLayoutAttr>(layoutOf[root]))
+        return;
+      layoutOf[root] = SliceLayoutAttr::get(ctx, dims[0], lr);
     });
     // A 2-D transposition of a blocked tile relabels its dimensions: the
     // result takes the permuted layout and every thread keeps its registers.
@@ -426,7 +533,7 @@ struct AssignLayoutsPass
       Attribute l = layoutOfValue(d.getResult());
       auto mma = dyn_cast<MmaLayoutAttr>(l);
       if (!mma) {
-        mma = chooseMmaLayout(ctx, d.getType().getShape(), warps);
+        mma = mmaFor(d.getType().getShape());
         fixed[d.getResult()] = mma;
         conversions.push_back({d.getResult(), mma});
       }
@@ -455,6 +562,15 @@ struct AssignLayoutsPass
       auto conv = ConvertLayoutOp::create(b, res.getLoc(),
                                           withLayout(t, groupLayout), res);
       res.replaceAllUsesExcept(conv.getResult(), conv);
+    }
+    for (BroadcastOp bc : broadcasts) {
+      auto st = bc.getSource().getType();
+      Attribute want = getLayout(bc.getType());
+      if (getLayout(st) == want)
+        continue;
+      OpBuilder b(bc);
+      bc.getSourceMutable().assign(ConvertLayoutOp::create(
+          b, bc.getLoc(), withLayout(st, want), bc.getSource()));
     }
     // Dot operands take the tensor-core operand layouts (and the
     // accumulator the result's, where its group kept another).
@@ -534,6 +650,9 @@ bool mlir::tessera::tile::canAssignLayouts(func::FuncOp kernel,
           reason = "a reduction of another reduction's result";
           break;
         }
+        // A broadcast gives the full layout back.
+        if (isa<BroadcastOp>(user))
+          continue;
         llvm::append_range(work, user->getResults());
         if (isa<scf::YieldOp>(user)) {
           Operation *parent = user->getParentOp();

@@ -27,12 +27,18 @@ Attribute getLayout(Type type);
 /// `type` with `layout` as its encoding.
 RankedTensorType withLayout(RankedTensorType type, Attribute layout);
 
-/// The blocked layout a layout is derived from (itself, or a slice's parent).
+/// The blocked layout a layout is derived from (itself, or a slice's
+/// parent), or null.
 BlockedLayoutAttr getBlockedParent(Attribute layout);
+
+/// The mma layout a layout is derived from (itself, or a slice's parent),
+/// or null.
+MmaLayoutAttr getMmaParent(Attribute layout);
 
 /// Whether `layout` can describe a tile of `shape`: along every dimension
 /// the shape is a multiple of the layout's extent, or smaller than the
-/// extent and a multiple of the elements per thread (replication).
+/// extent and a multiple of the elements per thread (replication), or 1
+/// (collapsed: every thread that covers the dimension holds the element).
 bool isValidLayout(Attribute layout, ArrayRef<int64_t> shape);
 
 /// How one dimension of a blocked layout is spread.

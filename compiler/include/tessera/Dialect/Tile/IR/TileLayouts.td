@@ -59,20 +59,20 @@ def Tile_BlockedLayoutAttr : Tile_Attr<"BlockedLayout", "blocked"> {
 }
 
 def Tile_SliceLayoutAttr : Tile_Attr<"SliceLayout", "slice"> {
-  let summary = "A blocked layout with one dimension removed";
+  let summary = "A blocked or tensor-core layout with one dimension removed";
   let description = [{
     The layout of a tile that has lost dimension `dim` of a tile laid out as
-    `parent`, typically the result of a reduction along `dim`: each thread
-    holds the elements its parent registers have at position 0 along `dim`,
-    and the threads that differ only along `dim` hold the same elements.
-    Expanding the tile back along `dim` gives the parent layout without data
-    movement.
+    `parent` (a `#tile.blocked` or `#tile.mma` layout), typically the result
+    of a reduction along `dim`: each thread holds the elements its parent
+    registers have along the other dimensions, once, and the threads that
+    differ only along `dim` hold the same elements. Expanding the tile back
+    along `dim` gives the parent layout without data movement.
 
     ```mlir
     tensor<64xf32, #tile.slice<dim = 1, parent = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>>
     ```
   }];
-  let parameters = (ins "unsigned":$dim, "BlockedLayoutAttr":$parent);
+  let parameters = (ins "unsigned":$dim, "Attribute":$parent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
