@@ -217,3 +217,42 @@ func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = 
   tile.store %acc, %c[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// Two chained products (attention's Q K^T, then P V) on one 4x1 warp grid:
+// the row maximum of the first result reduces each thread's registers and
+// then the four lanes of a row (shuffles xor 1 and 2 for each of its two
+// rows; no shared memory, no barrier), comes back to the tile by a register shuffle, and the f16 P
+// reaches the second product's fragments in registers: nothing between
+// the exponential and the second product's mma.sync touches shared memory.
+// CHECK-LABEL: gpu.func @chain
+// CHECK-SAME: tile.shared_bytes = 16384
+// CHECK-COUNT-3: gpu.barrier
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: math.exp2 {{.*}} : vector<16xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: memref.store
+// CHECK: nvgpu.mma.sync
+func.func @chain(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %v: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %o: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %z = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+  %zo = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+  %a = tile.load %q[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x64xf16>
+  %b = tile.load %k[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+  %w = tile.load %v[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x64xf16>
+  %s = tile.dot %a, %b, %z : tensor<64x64xf16>, tensor<64x32xf16> -> tensor<64x32xf32>
+  %m = tile.reduce max %s {axis = 1 : i32} : tensor<64x32xf32> -> tensor<64xf32>
+  %m2 = tile.reshape %m : tensor<64xf32> -> tensor<64x1xf32>
+  %mb = tile.broadcast %m2 : tensor<64x1xf32> -> tensor<64x32xf32>
+  %d = arith.subf %s, %mb : tensor<64x32xf32>
+  %p = math.exp2 %d : tensor<64x32xf32>
+  %p16 = arith.truncf %p : tensor<64x32xf32> to tensor<64x32xf16>
+  %r = tile.dot %p16, %w, %zo : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+  tile.store %r, %o[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

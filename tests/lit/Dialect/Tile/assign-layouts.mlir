@@ -174,3 +174,36 @@ func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, %b: memref<?x?x
   tile.store %r, %c[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// Chained products share a 4x1 warp grid. The row maximum is the slice of
+// the tensor-core layout; reshaped back to 64x1 it is that layout
+// collapsed along the columns, which the broadcast reads in place; P
+// converts straight to the left-operand layout of the same grid.
+// CHECK: #[[MMA:.*]] = #tile.mma<warpsPerCTA = [4, 1]>
+// CHECK: #[[OPA:.*]] = #tile.dot_operand<opIdx = 0, parent = #[[MMA]]>
+// CHECK: #[[ROWS:.*]] = #tile.slice<dim = 1, parent = #[[MMA]]>
+// CHECK-LABEL: func.func @chain
+// CHECK: tile.reduce  max {{.*}} -> tensor<64xf32, #[[ROWS]]>
+// CHECK: tile.reshape {{.*}} : tensor<64xf32, #[[ROWS]]> -> tensor<64x1xf32, #[[MMA]]>
+// CHECK: tile.broadcast {{.*}} : tensor<64x1xf32, #[[MMA]]> -> tensor<64x32xf32, #[[MMA]]>
+// CHECK: tile.convert_layout {{.*}} : tensor<64x32xf16, #[[MMA]]> -> tensor<64x32xf16, #[[OPA]]>
+func.func @chain(%q: memref<?x?xf16, strided<[?, 1], offset: ?>>, %k: memref<?x?xf16, strided<[?, 1], offset: ?>>, %v: memref<?x?xf16, strided<[?, 1], offset: ?>>, %o: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %z = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+  %zo = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+  %a = tile.load %q[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x64xf16>
+  %b = tile.load %k[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+  %s = tile.dot %a, %b, %z : tensor<64x64xf16>, tensor<64x32xf16> -> tensor<64x32xf32>
+  %m = tile.reduce max %s {axis = 1 : i32} : tensor<64x32xf32> -> tensor<64xf32>
+  %m2 = tile.reshape %m : tensor<64xf32> -> tensor<64x1xf32>
+  %mb = tile.broadcast %m2 : tensor<64x1xf32> -> tensor<64x32xf32>
+  %d = arith.subf %s, %mb : tensor<64x32xf32>
+  %p = math.exp2 %d : tensor<64x32xf32>
+  %p16 = arith.truncf %p : tensor<64x32xf32> to tensor<64x32xf16>
+  %w = tile.load %v[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x64xf16>
+  %r = tile.dot %p16, %w, %zo : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+  tile.store %r, %o[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
