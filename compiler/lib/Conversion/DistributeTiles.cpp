@@ -254,6 +254,8 @@ private:
   DenseMap<Value, Staged> staged;
   /// Per-thread values computed once at the kernel entry, by key.
   std::map<std::string, Value> entryValues;
+  /// Loop-invariant dot operands are read into registers once (they fit).
+  bool hoistFragments = true;
 
 public:
   void setDimSymbols(SmallVector<ArrayAttr> symbols) {
@@ -1847,7 +1849,51 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                     : lowerLoad(ld, b, map);
   if (auto d = dyn_cast<DotOp>(op))
     return lowerDot(d, b, map);
-  // Views of a tile in shared memory stay there.
+  // Views of a tile in shared memory stay there; a conversion to operand
+  // fragments outside its dot's block (a loop-invariant operand) reads
+  // them all into registers once.
+  if (auto c = dyn_cast<ConvertLayoutOp>(op))
+    if (auto it = staged.find(c.getSource()); it != staged.end())
+      if (auto dl = dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType()));
+          dl && hoistFragments && c.getResult().hasOneUse() &&
+          (*c.getResult().getUsers().begin())->getBlock() != op->getBlock()) {
+        Staged st = it->second;
+        auto shape = c.getType().getShape();
+        auto [reps, ks] = getOperandRepetitions(dl, shape);
+        SmallVector<Value> regs;
+        Location l = op->getLoc();
+        MmaLayoutAttr mma = dl.getParent();
+        for (int64_t i = 0; i < reps; ++i)
+          for (int64_t k = 0; k < ks; ++k) {
+            // Register order: repetition, K step, fragment (Layouts.cpp).
+            Value x;
+            if (dl.getOpIdx() == 0) {
+              x = loadFragments(b, l, st, 0, mma, i, k, 4);
+            } else {
+              Value pair = loadFragments(b, l, st, 1, mma, i - i % 2, k,
+                                         i - i % 2 + 1 < reps ? 4 : 2);
+              int64_t first =
+                  cast<VectorType>(pair.getType()).getShape()[0] == 4 &&
+                          i % 2 == 1
+                      ? 2
+                      : 0;
+              x = vector::ShuffleOp::create(b, l, pair, pair,
+                                            {first, first + 1});
+            }
+            int64_t rows = cast<VectorType>(x.getType()).getShape()[0];
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t e = 0; e < 2; ++e)
+                regs.push_back(vector::ExtractOp::create(
+                    b, l, x, ArrayRef<int64_t>{r, e}));
+          }
+        map.map(c.getResult(),
+                vector::FromElementsOp::create(
+                    b, l,
+                    VectorType::get({int64_t(regs.size())},
+                                    c.getType().getElementType()),
+                    regs));
+        return success();
+      }
   if (isa<ReshapeOp, TransOp, ConvertLayoutOp>(op))
     if (auto it = staged.find(op->getOperand(0)); it != staged.end()) {
       Staged st = it->second;
@@ -2197,11 +2243,21 @@ LogicalResult KernelLowering::run() {
   // hoisted out of the K loop, a 64-bit address per copied 16-byte chunk;
   // past what a thread may have (255, fewer when the block's threads
   // share the register file), ptxas would spill.
-  int64_t estimate = 0;
+  int64_t estimate = 0, hoistedWords = 0;
   body.walk([&](DotOp d) {
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
-    estimate += mr * nr * 4 + mr * 4 + nr * 2;
+    int64_t ks = d.getLhs().getType().getShape()[1] / 16;
+    estimate += mr * nr * 4;
+    // One K step's fragments, or all of them for an operand converted
+    // outside the dot's loop (kept in registers across it).
+    auto hoisted = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && def->getBlock() != d->getBlock();
+    };
+    estimate += mr * 4 + nr * 2;
+    hoistedWords += (hoisted(d.getLhs()) ? ks - 1 : 0) * mr * 4;
+    hoistedWords += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
   });
   if (estimate) {
     int64_t threads = warps * 32;
@@ -2214,6 +2270,11 @@ LogicalResult KernelLowering::run() {
     });
     estimate += kRegisterOverhead;
     int64_t budget = std::min<int64_t>(255, 65536 / threads);
+    // Loop-invariant operands keep their fragments in registers when they
+    // fit; otherwise every K step reads them from shared memory again.
+    hoistFragments = estimate + hoistedWords <= budget;
+    if (hoistFragments)
+      estimate += hoistedWords;
     kernel->setAttr(
         "tile.register_estimate",
         IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), estimate));

@@ -575,11 +575,15 @@ struct AssignLayoutsPass
     // Dot operands take the tensor-core operand layouts (and the
     // accumulator the result's, where its group kept another).
     for (auto [d, mma] : dots) {
-      OpBuilder b(d);
       auto to = [&](Value v, Attribute l) -> Value {
         auto t = cast<RankedTensorType>(v.getType());
         if (getLayout(t) == l)
           return v;
+        // An operand defined outside the dot's loop converts there, once
+        // (its fragments then stay in registers across the loop).
+        OpBuilder b(d);
+        if (v.getParentBlock() != d->getBlock())
+          b.setInsertionPointAfterValue(v);
         return ConvertLayoutOp::create(b, d.getLoc(), withLayout(t, l), v);
       };
       d.getLhsMutable().assign(
