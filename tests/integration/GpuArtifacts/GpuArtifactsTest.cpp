@@ -175,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "fp16@accum(fp32)", true},
         ArtifactCase{"gemm", "tf32", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
-        ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"}),
+        ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"},
+        ArtifactCase{"attention", "fp16", true}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
       std::string name = info.param.family;
       if (*info.param.precision)
