@@ -43,9 +43,14 @@ def FoldMasksPass : Pass<"tessera-fold-masks"> {
 def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
   let summary = "Gives every tile of a GPU kernel a distributed layout";
   let description = [{
-    Attaches a `#tile.blocked` or `#tile.slice` layout to the tensor type
-    of every tile (rank >= 1) of a `tile.kernel` function, for a block of
+    Attaches a distributed layout (`#tile.blocked`, `#tile.slice`,
+    `#tile.mma`, `#tile.dot_operand`) to the tensor type of every tile
+    (rank >= 1) of a `tile.kernel` function, for a block of
     `tile.num_warps` warps.
+
+    Tiles computed from scalars alone (aranges, splats, splat constants
+    and element-wise math on them) are first copied per use, so that
+    unrelated uses do not share a layout.
 
     Tiles that element-wise operations, masks, loop-carried values and
     unit-dimension reshapes tie together share one layout. Global accesses
@@ -57,7 +62,14 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     own. Lanes and then warps are laid along the fastest dimension first.
     A reduction's result gets the slice of its operand's layout; where the
     result meets tiles of another layout a `tile.convert_layout` is
-    inserted.
+    inserted. A `tile.dot`'s accumulator group takes the `#tile.mma`
+    layout (when a dot's left operand comes from another dot, both use one
+    warp grid with whole rows per warp) and its operands convert to the
+    `#tile.dot_operand` layouts, at the dot or, for an operand defined
+    outside the dot's loop, after its definition. A broadcast reads its
+    source in the result's layout collapsed along the broadcast dimension
+    (a 1-D group without accesses takes the matching slice); a 2-D
+    transposition's result takes the permuted layout of its source.
 
     ```mlir
     %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
@@ -67,8 +79,9 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32, #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>>
     ```
 
-    Kernels the register lowering does not cover yet (matrix products,
-    transposes, broadcasts, general reshapes) are rejected with an error
+    Kernels the register lowering does not cover yet (dots other than
+    f16/bf16 into f32 or over tensors without unit innermost stride,
+    transposes beyond 2-D, general reshapes) are rejected with an error
     naming the operation; `canAssignLayouts` tells the pipeline beforehand.
   }];
   let dependentDialects = ["::mlir::tessera::tile::TileDialect"];
