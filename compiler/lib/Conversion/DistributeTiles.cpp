@@ -20,6 +20,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -201,11 +202,29 @@ struct Staged {
 /// `c ^ ((r / perPhase) % maxPhase)`, so that any 8 consecutive rows at one
 /// chunk cover 8 distinct 16-byte bank groups.
 struct Swizzle {
-  int64_t perPhase = 1, maxPhase = 1;
-  explicit Swizzle(int64_t cols) {
+  int64_t cols, perPhase = 1, maxPhase = 1;
+  explicit Swizzle(int64_t cols) : cols(cols) {
     int64_t rowBytes = cols * 2;
     perPhase = std::max<int64_t>(1, 128 / rowBytes);
     maxPhase = 8 / perPhase;
+  }
+  /// The phase of row `row` (index); rows 8 apart share it.
+  Value phase(OpBuilder &b, Location l, Value row) const {
+    return arith::RemUIOp::create(
+        b, l,
+        arith::DivUIOp::create(b, l, row,
+                               arith::ConstantIndexOp::create(b, l, perPhase)),
+        arith::ConstantIndexOp::create(b, l, maxPhase));
+  }
+  /// The element offset of chunk `chunk` of row `row` (both index).
+  Value offset(OpBuilder &b, Location l, Value row, Value chunk) const {
+    Value swz = arith::XOrIOp::create(b, l, chunk, phase(b, l, row));
+    return arith::AddIOp::create(
+        b, l,
+        arith::MulIOp::create(b, l, row,
+                              arith::ConstantIndexOp::create(b, l, cols)),
+        arith::MulIOp::create(b, l, swz,
+                              arith::ConstantIndexOp::create(b, l, 8)));
   }
 };
 
@@ -241,7 +260,10 @@ private:
   }
   Value tid, lane, warp, arena;
   OpBuilder *entry = nullptr; // builds at the kernel entry (after the ids)
-  DenseMap<std::pair<Attribute, Attribute>, ThreadBase> bases;
+  /// Per (layout, shape), this thread's base coordinates. The deque keeps
+  /// every ThreadBase in place, so references stay valid as more are made.
+  DenseMap<std::pair<Attribute, Attribute>, ThreadBase *> bases;
+  std::deque<ThreadBase> baseStore;
   int64_t sharedBytes = 0;
   bool vectorOK = false;
   /// Per global tensor (kernel argument), the widest vector access.
@@ -268,11 +290,6 @@ private:
   /// A workgroup-memory buffer of `elements` elements in the kernel's
   /// dynamic shared memory.
   Value sharedBuffer(OpBuilder &b, Location l, int64_t elements, Type t);
-  /// Element offset of (row, chunk) in a swizzled block: both as
-  /// thread-dependent values plus constants; rowC a multiple of 8.
-  Value swizzledOffset(OpBuilder &b, Location l, const Swizzle &sw,
-                       int64_t cols, Value rowT, int64_t rowC, Value chunkT,
-                       int64_t chunkC);
   /// Copies the block `op` loads (its offsets in `map`) into the shared
   /// block at `base` of `buffer`: cp.async of 16-byte chunks, zero-filled
   /// outside the tensor (`async`), or element by element.
@@ -305,6 +322,12 @@ private:
   bool fusibleStore(StoreOp st, SmallVector<Operation *> &ops);
   LogicalResult lowerFusedStore(StoreOp st, ArrayRef<Operation *> ops,
                                 OpBuilder &b, IRMapping &map);
+  /// The fragments of one K step of a staged operand, one per repetition
+  /// along M (vector<4x2>) or N (vector<2x2>).
+  SmallVector<Value> stagedFragments(OpBuilder &b, Location l,
+                                     const Staged &st, unsigned opIdx,
+                                     MmaLayoutAttr mma, int64_t reps,
+                                     int64_t kStep);
   /// ldmatrix of the 8x8 blocks of one fragment group of a staged operand.
   Value loadFragments(OpBuilder &b, Location l, const Staged &st,
                       unsigned opIdx, MmaLayoutAttr mma, int64_t rep,
@@ -356,6 +379,11 @@ private:
     Type et;
     int64_t bytes = 1, w = 1;
   };
+  /// What loads and stores share: layout, registers, access width, mask
+  /// and the block's offsets and extents (operands of the source IR).
+  RunAccess planAccess(OpBuilder &b, Location l, RankedTensorType t,
+                       Value memref, ValueRange offsets, Value mask,
+                       IRMapping &map);
   RunAccess planLoad(LoadOp op, OpBuilder &b, IRMapping &map);
   RunAccess planStore(StoreOp op, OpBuilder &b, IRMapping &map);
   /// Registers r .. r + w - 1 (a scalar when w is 1).
@@ -383,7 +411,11 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
   auto key = std::make_pair(
       layout, Attribute(DenseI64ArrayAttr::get(layout.getContext(), shape)));
   if (auto it = bases.find(key); it != bases.end())
-    return it->second;
+    return *it->second;
+  auto remember = [&](ThreadBase tb) -> const ThreadBase & {
+    baseStore.push_back(std::move(tb));
+    return *(bases[key] = &baseStore.back());
+  };
   OpBuilder &b = *entry;
   Location l = kernel.getLoc();
   MmaLayoutAttr mma = getMmaParent(layout);
@@ -395,7 +427,7 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
     // Leading unit dimensions: base 0.
     ThreadBase tb = baseFor(layout, shape.take_back(2));
     tb.base.insert(tb.base.begin(), shape.size() - 2, cIndex(b, l, 0));
-    return bases[key] = tb;
+    return remember(std::move(tb));
   }
   if (mma) {
     // Lane l sits at row l / 4 and column pair l % 4 of an instruction
@@ -446,7 +478,7 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
       tb.base = {t2, plus(wn, 8, g)};
       tb.duplicate = notFirst(wm, w[0]);
     }
-    return bases[key] = tb;
+    return remember(std::move(tb));
   }
   BlockedLayoutAttr parent = getBlockedParent(layout);
   SmallVector<int64_t> pshape(shape);
@@ -467,7 +499,7 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
     }
     tb.base.push_back(raw);
   }
-  return bases[key] = tb;
+  return remember(std::move(tb));
 }
 
 KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
@@ -724,20 +756,31 @@ static SmallVector<Value> shifted(OpBuilder &b, Location l, ArrayRef<Value> idx,
   return s;
 }
 
-KernelLowering::RunAccess KernelLowering::planLoad(LoadOp op, OpBuilder &b,
-                                                   IRMapping &map) {
-  Location l = op.getLoc();
-  RankedTensorType t = op.getType();
+KernelLowering::RunAccess
+KernelLowering::planAccess(OpBuilder &b, Location l, RankedTensorType t,
+                           Value memref, ValueRange offsets, Value mask,
+                           IRMapping &map) {
   RunAccess a;
   Attribute layout = getLayout(t);
   a.tb = &baseFor(layout, t.getShape());
   a.offs = getRegisterOffsets(layout, t.getShape());
-  a.memref = map.lookup(op.getSource());
-  SmallVector<Value> offsets;
-  for (Value o : op.getOffsets())
-    offsets.push_back(map.lookup(o));
+  a.memref = map.lookup(memref);
+  SmallVector<Value> mapped;
+  for (Value o : offsets)
+    mapped.push_back(map.lookup(o));
   a.et = t.getElementType();
-  a.w = vectorOK ? accessWidth(t, op.getSource(), op.getOffsets().back()) : 1;
+  a.w = vectorOK ? accessWidth(t, memref, offsets.back()) : 1;
+  a.mask = mask ? map.lookup(mask) : Value();
+  a.bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  a.access = prepare(b, l, a.memref, mapped);
+  return a;
+}
+
+KernelLowering::RunAccess KernelLowering::planLoad(LoadOp op, OpBuilder &b,
+                                                   IRMapping &map) {
+  Location l = op.getLoc();
+  RunAccess a = planAccess(b, l, op.getType(), op.getSource(),
+                           op.getOffsets(), op.getMask(), map);
   Type et = a.et;
   a.other = op.getOther() ? map.lookup(op.getOther()) : Value();
   if (LLVM::isCompatibleType(et) && paddingUnobservable(op))
@@ -750,9 +793,6 @@ KernelLowering::RunAccess KernelLowering::planLoad(LoadOp op, OpBuilder &b,
                         .getResult()
                   : arith::ConstantOp::create(b, l, b.getIntegerAttr(et, 0))
                         .getResult();
-  a.mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  a.bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-  a.access = prepare(b, l, a.memref, offsets);
   return a;
 }
 
@@ -943,24 +983,13 @@ bool KernelLowering::paddingUnobservable(LoadOp op) {
 KernelLowering::RunAccess
 KernelLowering::planStore(StoreOp op, OpBuilder &b, IRMapping &map) {
   Location l = op.getLoc();
-  auto t = cast<RankedTensorType>(op.getValue().getType());
-  RunAccess a;
-  Attribute layout = getLayout(t);
-  a.tb = &baseFor(layout, t.getShape());
-  a.offs = getRegisterOffsets(layout, t.getShape());
-  a.memref = map.lookup(op.getDest());
-  SmallVector<Value> offsets;
-  for (Value o : op.getOffsets())
-    offsets.push_back(map.lookup(o));
-  a.et = t.getElementType();
-  a.w = vectorOK ? accessWidth(t, op.getDest(), op.getOffsets().back()) : 1;
-  a.mask = op.getMask() ? map.lookup(op.getMask()) : Value();
-  a.bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  RunAccess a = planAccess(b, l,
+                           cast<RankedTensorType>(op.getValue().getType()),
+                           op.getDest(), op.getOffsets(), op.getMask(), map);
   if (a.tb->duplicate)
     a.owner = arith::XOrIOp::create(
         b, l, a.tb->duplicate,
         arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
-  a.access = prepare(b, l, a.memref, offsets);
   return a;
 }
 
@@ -1317,26 +1346,6 @@ bool KernelLowering::stageable(LoadOp op) {
   return false;
 }
 
-Value KernelLowering::swizzledOffset(OpBuilder &b, Location l,
-                                     const Swizzle &sw, int64_t cols,
-                                     Value rowT, int64_t rowC, Value chunkT,
-                                     int64_t chunkC) {
-  // rowC is a multiple of 8 = perPhase * maxPhase: the phase is rowT's.
-  Value phase = arith::RemUIOp::create(
-      b, l, arith::DivUIOp::create(b, l, rowT, cIndex(b, l, sw.perPhase)),
-      cIndex(b, l, sw.maxPhase));
-  Value chunk = chunkC ? arith::AddIOp::create(b, l, chunkT, cIndex(b, l, chunkC))
-                             .getResult()
-                       : chunkT;
-  Value swz = arith::XOrIOp::create(b, l, chunk, phase);
-  Value off = arith::AddIOp::create(
-      b, l, arith::MulIOp::create(b, l, rowT, cIndex(b, l, cols)),
-      arith::MulIOp::create(b, l, swz, cIndex(b, l, 8)));
-  if (rowC)
-    off = arith::AddIOp::create(b, l, off, cIndex(b, l, rowC * cols));
-  return off;
-}
-
 void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
                                   Value buffer, Value base, bool async) {
   Location l = op.getLoc();
@@ -1370,7 +1379,7 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
           Value r = arith::DivUIOp::create(lb, l, q, cIndex(lb, l, perRow));
           Value c = arith::RemUIOp::create(lb, l, q, cIndex(lb, l, perRow));
           Value dst = arith::AddIOp::create(
-              lb, l, base, swizzledOffset(lb, l, sw, cols, r, 0, c, 0));
+              lb, l, base, sw.offset(lb, l, r, c));
           ThreadBase tb;
           for (int64_t d = 0; d + 2 < rank; ++d)
             tb.base.push_back(cIndex(lb, l, 0));
@@ -1428,7 +1437,7 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
       entryValues[key + ":row"] = r;
       entryValues[key + ":col"] =
           arith::MulIOp::create(e, l, c, cIndex(e, l, vec));
-      entryValues[key] = swizzledOffset(e, l, sw, cols, r, 0, c, 0);
+      entryValues[key] = sw.offset(e, l, r, c);
     }
     Value valid;
     if ((j + 1) * threads > total) {
@@ -1725,11 +1734,9 @@ Value KernelLowering::loadFragments(OpBuilder &b, Location l,
       chunkT = lo;
       break;
     }
-    Value phase = arith::RemUIOp::create(
-        e, l, arith::DivUIOp::create(e, l, rowT, c(sw.perPhase)),
-        c(sw.maxPhase));
     Value rowOff = mul(rowT, cols);
-    Value x8 = mul(arith::XOrIOp::create(e, l, chunkT, phase), 8);
+    Value x8 =
+        mul(arith::XOrIOp::create(e, l, chunkT, sw.phase(e, l, rowT)), 8);
     entryValues[key + ":row"] = rowOff;
     entryValues[key + ":x8"] = x8;
     entryValues[key] = add(rowOff, x8);
@@ -1754,6 +1761,30 @@ Value KernelLowering::loadFragments(OpBuilder &b, Location l,
   return nvgpu::LdMatrixOp::create(b, l, VectorType::get({tiles, 2}, et),
                                    st.buffer, ValueRange{idx}, trans,
                                    static_cast<uint32_t>(tiles));
+}
+
+SmallVector<Value> KernelLowering::stagedFragments(OpBuilder &b, Location l,
+                                                  const Staged &st,
+                                                  unsigned opIdx,
+                                                  MmaLayoutAttr mma,
+                                                  int64_t reps, int64_t kStep) {
+  SmallVector<Value> frags;
+  if (opIdx == 0) {
+    for (int64_t i = 0; i < reps; ++i)
+      frags.push_back(loadFragments(b, l, st, 0, mma, i, kStep, 4));
+    return frags;
+  }
+  // Two N repetitions per ldmatrix.x4 (an odd last one: x2).
+  for (int64_t j = 0; j < reps; j += 2) {
+    if (j + 1 == reps) {
+      frags.push_back(loadFragments(b, l, st, 1, mma, j, kStep, 2));
+      break;
+    }
+    Value x = loadFragments(b, l, st, 1, mma, j, kStep, 4);
+    frags.push_back(vector::ShuffleOp::create(b, l, x, x, {0, 1}));
+    frags.push_back(vector::ShuffleOp::create(b, l, x, x, {2, 3}));
+  }
+  return frags;
 }
 
 LogicalResult KernelLowering::lowerDot(DotOp op, OpBuilder &b,
@@ -1788,25 +1819,16 @@ LogicalResult KernelLowering::lowerDot(DotOp op, OpBuilder &b,
   for (int64_t s = 0; s < ks; ++s) {
     // This K step's fragments, then its products.
     SmallVector<Value> fa, fb;
-    for (int64_t i = 0; i < mr; ++i)
-      fa.push_back(sa ? loadFragments(b, l, *sa, 0, mma, i, s, 4)
-                      : fromRegs(ra, (i * ks + s) * 8, 4));
-    for (int64_t j = 0; j < nr; ++j) {
-      if (!sb) {
+    if (sa)
+      fa = stagedFragments(b, l, *sa, 0, mma, mr, s);
+    else
+      for (int64_t i = 0; i < mr; ++i)
+        fa.push_back(fromRegs(ra, (i * ks + s) * 8, 4));
+    if (sb)
+      fb = stagedFragments(b, l, *sb, 1, mma, nr, s);
+    else
+      for (int64_t j = 0; j < nr; ++j)
         fb.push_back(fromRegs(rb, (j * ks + s) * 4, 2));
-        continue;
-      }
-      if (j % 2 == 1)
-        continue;
-      int64_t tiles = j + 1 < nr ? 4 : 2;
-      Value x = loadFragments(b, l, *sb, 1, mma, j, s, tiles);
-      if (tiles == 2) {
-        fb.push_back(x);
-        continue;
-      }
-      fb.push_back(vector::ShuffleOp::create(b, l, x, x, {0, 1}));
-      fb.push_back(vector::ShuffleOp::create(b, l, x, x, {2, 3}));
-    }
     for (int64_t i = 0; i < mr; ++i)
       for (int64_t j = 0; j < nr; ++j) {
         int64_t r0 = (i * nr + j) * 4;
@@ -1857,29 +1879,17 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       if (auto dl = dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType()));
           dl && hoistFragments && c.getResult().hasOneUse() &&
           (*c.getResult().getUsers().begin())->getBlock() != op->getBlock()) {
-        Staged st = it->second;
-        auto shape = c.getType().getShape();
-        auto [reps, ks] = getOperandRepetitions(dl, shape);
-        SmallVector<Value> regs;
         Location l = op->getLoc();
-        MmaLayoutAttr mma = dl.getParent();
+        auto [reps, ks] = getOperandRepetitions(dl, c.getType().getShape());
+        SmallVector<SmallVector<Value>> steps;
+        for (int64_t k = 0; k < ks; ++k)
+          steps.push_back(stagedFragments(b, l, it->second, dl.getOpIdx(),
+                                          dl.getParent(), reps, k));
+        SmallVector<Value> regs;
         for (int64_t i = 0; i < reps; ++i)
           for (int64_t k = 0; k < ks; ++k) {
             // Register order: repetition, K step, fragment (Layouts.cpp).
-            Value x;
-            if (dl.getOpIdx() == 0) {
-              x = loadFragments(b, l, st, 0, mma, i, k, 4);
-            } else {
-              Value pair = loadFragments(b, l, st, 1, mma, i - i % 2, k,
-                                         i - i % 2 + 1 < reps ? 4 : 2);
-              int64_t first =
-                  cast<VectorType>(pair.getType()).getShape()[0] == 4 &&
-                          i % 2 == 1
-                      ? 2
-                      : 0;
-              x = vector::ShuffleOp::create(b, l, pair, pair,
-                                            {first, first + 1});
-            }
+            Value x = steps[k][i];
             int64_t rows = cast<VectorType>(x.getType()).getShape()[0];
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t e = 0; e < 2; ++e)
