@@ -2253,31 +2253,37 @@ LogicalResult KernelLowering::run() {
   // hoisted out of the K loop, a 64-bit address per copied 16-byte chunk;
   // past what a thread may have (255, fewer when the block's threads
   // share the register file), ptxas would spill.
+  body.walk([&](LoadOp ld) {
+    if (stageable(ld))
+      stagedLoads.insert(ld);
+  });
+  auto leaveUnlowered = [&] {
+    kernel->setAttr(
+        "tile.shared_bytes",
+        IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 0));
+    return success();
+  };
   int64_t estimate = 0, hoistedWords = 0;
   body.walk([&](DotOp d) {
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
-    estimate += mr * nr * 4;
-    // One K step's fragments, or all of them for an operand converted
-    // outside the dot's loop (kept in registers across it).
+    // The accumulator and one K step's fragments; an operand converted
+    // outside the dot's loop keeps all its K steps in registers across it.
+    estimate += mr * nr * 4 + mr * 4 + nr * 2;
     auto hoisted = [&](Value v) {
       Operation *def = v.getDefiningOp();
       return def && def->getBlock() != d->getBlock();
     };
-    estimate += mr * 4 + nr * 2;
     hoistedWords += (hoisted(d.getLhs()) ? ks - 1 : 0) * mr * 4;
     hoistedWords += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
   });
   if (estimate) {
     int64_t threads = warps * 32;
-    body.walk([&](LoadOp ld) {
-      RankedTensorType t = ld.getType();
-      if (t.getRank() >= 2 && stageable(ld)) {
-        int64_t chunks = t.getNumElements() / 8;
-        estimate += 2 * ((chunks + threads - 1) / threads);
-      }
-    });
+    for (Operation *op : stagedLoads) {
+      int64_t chunks = cast<LoadOp>(op).getType().getNumElements() / 8;
+      estimate += 2 * ((chunks + threads - 1) / threads);
+    }
     estimate += kRegisterOverhead;
     int64_t budget = std::min<int64_t>(255, 65536 / threads);
     // Loop-invariant operands keep their fragments in registers when they
@@ -2291,21 +2297,13 @@ LogicalResult KernelLowering::run() {
     kernel->setAttr(
         "tile.register_budget",
         IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), budget));
-    if (maxTileRegisters > 0 && estimate > budget) {
-      kernel->setAttr(
-          "tile.shared_bytes",
-          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 0));
-      return success();
-    }
+    if (maxTileRegisters > 0 && estimate > budget)
+      return leaveUnlowered();
   }
   // Too large to keep in registers: left as it is for the caller to refuse
   // (RESOURCE_EXHAUSTED), rather than unrolled into a huge body first.
-  if (maxTileRegisters > 0 && words > maxTileRegisters) {
-    kernel->setAttr(
-        "tile.shared_bytes",
-        IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 0));
-    return success();
-  }
+  if (maxTileRegisters > 0 && words > maxTileRegisters)
+    return leaveUnlowered();
   if (!llvm::hasSingleElement(body))
     return kernel.emitOpError("needs structured control flow");
   Block *old = &body.front();
@@ -2326,10 +2324,6 @@ LogicalResult KernelLowering::run() {
 
   // Alignment is tested once: the body is lowered twice, with vector
   // accesses where the tested tensors allow them and without.
-  old->walk([&](LoadOp ld) {
-    if (stageable(ld))
-      stagedLoads.insert(ld);
-  });
   planAccesses(*old);
   Value alignedTest;
   bool anyVector = false;

@@ -114,14 +114,16 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.tile_registers"))
       words = std::max(words, a.getInt());
   });
-  int64_t estimate = 0, budget = 255;
+  // A tensor-core kernel whose registers tessera-distribute-tiles
+  // estimates past a thread's budget was left unlowered.
+  int64_t estimate = 0, budget = 0;
   module.walk([&](mlir::gpu::GPUFuncOp f) {
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.register_estimate"))
-      if (a.getInt() > estimate) {
-        estimate = a.getInt();
-        budget =
-            f->getAttrOfType<IntegerAttr>("tile.register_budget").getInt();
-      }
+    auto e = f->getAttrOfType<IntegerAttr>("tile.register_estimate");
+    auto b = f->getAttrOfType<IntegerAttr>("tile.register_budget");
+    if (e && b && e.getInt() > b.getInt()) {
+      estimate = e.getInt();
+      budget = b.getInt();
+    }
   });
   if (estimate > budget)
     return Status(StatusCode::kResourceExhausted,
