@@ -3,8 +3,8 @@
 // Each kernel at its default configuration and at every configuration of
 // its autotune space over the parameters the GPU mapping uses (block sizes,
 // num_warps, head dim), for sm_80 and sm_90a: either the
-// configuration is rejected by the shared-memory filter (RESOURCE_EXHAUSTED)
-// or it assembles with zero spill stores/loads and no local memory. Prints
+// configuration is rejected by a resource filter (RESOURCE_EXHAUSTED: shared
+// memory, or registers of a tensor-core kernel) or it assembles with zero spill stores/loads and no local memory. Prints
 // one line per configuration (registers, shared memory).
 //
 //===----------------------------------------------------------------------===//
@@ -134,12 +134,13 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
         std::string where =
             family + "." + k->name + " [" + spec.canonical() + "] " + arch;
         if (!out.ok()) {
-          // Only the shared-memory filter may reject a configuration.
+          // Only the resource filters (shared memory, registers) may
+          // reject a configuration.
           EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted)
               << where << ": " << out.status().toString();
           std::printf("%-60s filtered: %s\n", where.c_str(),
                       out.status().code() == StatusCode::kResourceExhausted
-                          ? "needs too much shared memory"
+                          ? out.status().message().c_str()
                           : "ERROR");
           continue;
         }
