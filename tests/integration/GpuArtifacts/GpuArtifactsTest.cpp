@@ -2,10 +2,11 @@
 //
 // Each kernel at its default configuration and at every configuration of
 // its autotune space over the parameters the GPU mapping uses (block sizes,
-// num_warps, head dim), for sm_80 and sm_90a: either the
-// configuration is rejected by a resource filter (RESOURCE_EXHAUSTED: shared
-// memory, or registers of a tensor-core kernel) or it assembles with zero spill stores/loads and no local memory. Prints
-// one line per configuration (registers, shared memory).
+// num_warps, head dim), for sm_80 and sm_90a: either the configuration is
+// rejected by a resource filter (RESOURCE_EXHAUSTED: shared memory, or the
+// registers of a tensor-core kernel) or it assembles with zero spill
+// stores/loads and no local memory. Prints one line per configuration
+// (registers, shared memory).
 //
 //===----------------------------------------------------------------------===//
 
