@@ -163,8 +163,7 @@ struct ThreadBase {
 /// How dimension `axis` of a blocked or mma layout is spread over a tile of
 /// `shape`: for mma, lanes l % 4 (columns) or l / 4 (rows) and warps
 /// w % wn or w / wn, two elements per thread per instruction tile.
-DimSpread axisSpread(Attribute layout, ArrayRef<int64_t> shape,
-                     unsigned axis) {
+DimSpread axisSpread(Attribute layout, ArrayRef<int64_t> shape, unsigned axis) {
   if (auto b = dyn_cast<BlockedLayoutAttr>(layout))
     return getDimSpreads(b, shape)[axis];
   ArrayRef<int64_t> w = cast<MmaLayoutAttr>(layout).getWarpsPerCTA();
@@ -324,10 +323,9 @@ private:
                                 OpBuilder &b, IRMapping &map);
   /// The fragments of one K step of a staged operand, one per repetition
   /// along M (vector<4x2>) or N (vector<2x2>).
-  SmallVector<Value> stagedFragments(OpBuilder &b, Location l,
-                                     const Staged &st, unsigned opIdx,
-                                     MmaLayoutAttr mma, int64_t reps,
-                                     int64_t kStep);
+  SmallVector<Value> stagedFragments(OpBuilder &b, Location l, const Staged &st,
+                                     unsigned opIdx, MmaLayoutAttr mma,
+                                     int64_t reps, int64_t kStep);
   /// ldmatrix of the 8x8 blocks of one fragment group of a staged operand.
   Value loadFragments(OpBuilder &b, Location l, const Staged &st,
                       unsigned opIdx, MmaLayoutAttr mma, int64_t rep,
@@ -441,7 +439,8 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
         cIndex(b, l, 2));
     auto plus = [&](Value warpIdx, int64_t scale, Value laneVal) {
       return arith::AddIOp::create(
-                 b, l, arith::MulIOp::create(b, l, warpIdx, cIndex(b, l, scale)),
+                 b, l,
+                 arith::MulIOp::create(b, l, warpIdx, cIndex(b, l, scale)),
                  laneVal)
           .getResult();
     };
@@ -622,8 +621,8 @@ int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
   if (isa<MmaLayoutAttr>(layout))
     contiguous += tile.getRank() - 2; // after leading unit dimensions
   if (isa<SliceLayoutAttr>(layout) || contiguous != int64_t(last) ||
-      tile.getShape()[last] == 1 ||
-      !tessera::hasUnitInnerStride(mt) || alignmentOf(memref) == false)
+      tile.getShape()[last] == 1 || !tessera::hasUnitInnerStride(mt) ||
+      alignmentOf(memref) == false)
     return 1;
   int64_t bits = tile.getElementTypeBitWidth();
   if (bits < 8 || bits % 8 != 0)
@@ -779,8 +778,8 @@ KernelLowering::planAccess(OpBuilder &b, Location l, RankedTensorType t,
 KernelLowering::RunAccess KernelLowering::planLoad(LoadOp op, OpBuilder &b,
                                                    IRMapping &map) {
   Location l = op.getLoc();
-  RunAccess a = planAccess(b, l, op.getType(), op.getSource(),
-                           op.getOffsets(), op.getMask(), map);
+  RunAccess a = planAccess(b, l, op.getType(), op.getSource(), op.getOffsets(),
+                           op.getMask(), map);
   Type et = a.et;
   a.other = op.getOther() ? map.lookup(op.getOther()) : Value();
   if (LLVM::isCompatibleType(et) && paddingUnobservable(op))
@@ -828,9 +827,9 @@ Value KernelLowering::loadRun(OpBuilder &b, Location l, const RunAccess &a,
   return scf::IfOp::create(
              b, l, whole,
              [&](OpBuilder &tb2, Location) {
-               Value v = vector::LoadOp::create(
-                   tb2, l, pt, memref, idx,
-                   /*nontemporal=*/false, llvm::MaybeAlign(w * a.bytes));
+               Value v = vector::LoadOp::create(tb2, l, pt, memref, idx,
+                                                /*nontemporal=*/false,
+                                                llvm::MaybeAlign(w * a.bytes));
                scf::YieldOp::create(tb2, l, ValueRange{v});
              },
              [&](OpBuilder &eb, Location) {
@@ -860,9 +859,9 @@ Value KernelLowering::loadRun(OpBuilder &b, Location l, const RunAccess &a,
                          })
                          .getResult(0));
                }
-               scf::YieldOp::create(
-                   eb, l,
-                   ValueRange{vector::FromElementsOp::create(eb, l, pt, elems)});
+               scf::YieldOp::create(eb, l,
+                                    ValueRange{vector::FromElementsOp::create(
+                                        eb, l, pt, elems)});
              })
       .getResult(0);
 }
@@ -980,12 +979,12 @@ bool KernelLowering::paddingUnobservable(LoadOp op) {
   return true;
 }
 
-KernelLowering::RunAccess
-KernelLowering::planStore(StoreOp op, OpBuilder &b, IRMapping &map) {
+KernelLowering::RunAccess KernelLowering::planStore(StoreOp op, OpBuilder &b,
+                                                    IRMapping &map) {
   Location l = op.getLoc();
-  RunAccess a = planAccess(b, l,
-                           cast<RankedTensorType>(op.getValue().getType()),
-                           op.getDest(), op.getOffsets(), op.getMask(), map);
+  RunAccess a =
+      planAccess(b, l, cast<RankedTensorType>(op.getValue().getType()),
+                 op.getDest(), op.getOffsets(), op.getMask(), map);
   if (a.tb->duplicate)
     a.owner = arith::XOrIOp::create(
         b, l, a.tb->duplicate,
@@ -1002,7 +1001,8 @@ void KernelLowering::storeRun(OpBuilder &b, Location l, const RunAccess &a,
   if (a.owner)
     cond = arith::AndIOp::create(b, l, cond, a.owner);
   auto elem = [&](OpBuilder &ob, int64_t e) {
-    return w == 1 ? part : vector::ExtractOp::create(ob, l, part, e).getResult();
+    return w == 1 ? part
+                  : vector::ExtractOp::create(ob, l, part, e).getResult();
   };
   if (mask && w > 1) {
     // One vector when the mask keeps the whole run, elements otherwise.
@@ -1378,13 +1378,14 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
               arith::MulIOp::create(lb, l, j, cIndex(lb, l, threads)));
           Value r = arith::DivUIOp::create(lb, l, q, cIndex(lb, l, perRow));
           Value c = arith::RemUIOp::create(lb, l, q, cIndex(lb, l, perRow));
-          Value dst = arith::AddIOp::create(
-              lb, l, base, sw.offset(lb, l, r, c));
+          Value dst =
+              arith::AddIOp::create(lb, l, base, sw.offset(lb, l, r, c));
           ThreadBase tb;
           for (int64_t d = 0; d + 2 < rank; ++d)
             tb.base.push_back(cIndex(lb, l, 0));
           tb.base.push_back(r);
-          tb.base.push_back(arith::MulIOp::create(lb, l, c, cIndex(lb, l, vec)));
+          tb.base.push_back(
+              arith::MulIOp::create(lb, l, c, cIndex(lb, l, vec)));
           auto inRange = scf::IfOp::create(
               lb, l,
               arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult, q,
@@ -1408,9 +1409,9 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
                       scf::YieldOp::create(eb, l, ValueRange{zeroV});
                     })
                     .getResult(0);
-            memref::StoreOp::create(
-                ib, l, x, generic,
-                ValueRange{arith::AddIOp::create(ib, l, dst, cIndex(ib, l, e))});
+            memref::StoreOp::create(ib, l, x, generic,
+                                    ValueRange{arith::AddIOp::create(
+                                        ib, l, dst, cIndex(ib, l, e))});
           }
           scf::YieldOp::create(lb, l);
         });
@@ -1425,8 +1426,7 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
                      : 0;
   for (int64_t j = 0; j * threads < total; ++j) {
     std::string key = "copy:" + std::to_string(rows) + "x" +
-                      std::to_string(cols) + ":" +
-                      std::to_string(step ? 0 : j);
+                      std::to_string(cols) + ":" + std::to_string(step ? 0 : j);
     int64_t rowC = step ? j * step : 0;
     if (!entryValues.count(key)) {
       OpBuilder &e = *entry;
@@ -1446,7 +1446,8 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
       if (!entryValues.count(vkey))
         entryValues[vkey] = arith::CmpIOp::create(
             *entry, l, arith::CmpIPredicate::ult,
-            arith::AddIOp::create(*entry, l, tid, cIndex(*entry, l, j * threads)),
+            arith::AddIOp::create(*entry, l, tid,
+                                  cIndex(*entry, l, j * threads)),
             cIndex(*entry, l, total));
       valid = entryValues[vkey];
     }
@@ -1532,9 +1533,8 @@ bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
       llvm::append_range(work, def->getOperands());
   }
   slice.assign(ops.begin(), ops.end());
-  llvm::sort(slice, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(slice,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return true;
 }
 
@@ -1559,8 +1559,7 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     int64_t rank = t.getRank();
     p.rows = t.getShape()[rank - 2];
     p.cols = t.getShape()[rank - 1];
-    p.buffer =
-        sharedBuffer(b, l, ring * p.rows * p.cols, t.getElementType());
+    p.buffer = sharedBuffer(b, l, ring * p.rows * p.cols, t.getElementType());
     p.async = useAsyncCopy(ld);
     pipes.push_back(std::move(p));
   }
@@ -1594,8 +1593,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
       m.map(loop.getInductionVar(), iv);
       for (Operation *op : p.slice)
         ib.clone(*op, m);
-      Value base = arith::MulIOp::create(ib, l, slot,
-                                         cIndex(ib, l, p.rows * p.cols));
+      Value base =
+          arith::MulIOp::create(ib, l, slot, cIndex(ib, l, p.rows * p.cols));
       copyToShared(ib, p.op, m, p.buffer, base, p.async);
     }
     return nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -1637,8 +1636,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         arith::MulIOp::create(ib, l, slot, cIndex(ib, l, p.rows * p.cols)),
         p.rows, p.cols, false};
   map.map(loop.getInductionVar(), iv);
-  for (auto [a, n] : llvm::zip(loop.getRegionIterArgs(),
-                               nl.getRegionIterArgs().drop_back()))
+  for (auto [a, n] :
+       llvm::zip(loop.getRegionIterArgs(), nl.getRegionIterArgs().drop_back()))
     map.map(a, n);
   if (failed(lowerBlock(*loop.getBody(), ib, map)))
     return failure();
@@ -1658,10 +1657,9 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   return success();
 }
 
-Value KernelLowering::loadFragments(OpBuilder &b, Location l,
-                                    const Staged &st, unsigned opIdx,
-                                    MmaLayoutAttr mma, int64_t rep,
-                                    int64_t kStep, int64_t tiles) {
+Value KernelLowering::loadFragments(OpBuilder &b, Location l, const Staged &st,
+                                    unsigned opIdx, MmaLayoutAttr mma,
+                                    int64_t rep, int64_t kStep, int64_t tiles) {
   ArrayRef<int64_t> w = mma.getWarpsPerCTA();
   int64_t wm = w[0], wn = w[1], cols = st.cols;
   // Which stored block the fragments come from: the left operand stored
@@ -1695,9 +1693,7 @@ Value KernelLowering::loadFragments(OpBuilder &b, Location l,
   // X ^ chunkC, which is X + chunkC when chunkC is also a multiple of the
   // swizzle's period.
   Swizzle sw(cols);
-  int64_t chunkBound = kind == 0 || kind == 3 ? 2
-                       : kind == 1            ? 2 * wm
-                                              : 2 * wn;
+  int64_t chunkBound = kind == 0 || kind == 3 ? 2 : kind == 1 ? 2 * wm : 2 * wn;
   std::string key = "frag:" + std::to_string(kind) + ":" + std::to_string(wm) +
                     "x" + std::to_string(wn) + ":" + std::to_string(cols);
   if (!entryValues.count(key)) {
@@ -1763,11 +1759,10 @@ Value KernelLowering::loadFragments(OpBuilder &b, Location l,
                                    static_cast<uint32_t>(tiles));
 }
 
-SmallVector<Value> KernelLowering::stagedFragments(OpBuilder &b, Location l,
-                                                  const Staged &st,
-                                                  unsigned opIdx,
-                                                  MmaLayoutAttr mma,
-                                                  int64_t reps, int64_t kStep) {
+SmallVector<Value>
+KernelLowering::stagedFragments(OpBuilder &b, Location l, const Staged &st,
+                                unsigned opIdx, MmaLayoutAttr mma, int64_t reps,
+                                int64_t kStep) {
   SmallVector<Value> frags;
   if (opIdx == 0) {
     for (int64_t i = 0; i < reps; ++i)
@@ -1787,8 +1782,7 @@ SmallVector<Value> KernelLowering::stagedFragments(OpBuilder &b, Location l,
   return frags;
 }
 
-LogicalResult KernelLowering::lowerDot(DotOp op, OpBuilder &b,
-                                       IRMapping &map) {
+LogicalResult KernelLowering::lowerDot(DotOp op, OpBuilder &b, IRMapping &map) {
   Location l = op.getLoc();
   RankedTensorType rt = op.getType();
   auto mma = cast<MmaLayoutAttr>(getLayout(rt));
@@ -2119,9 +2113,8 @@ bool KernelLowering::fusibleStore(StoreOp st, SmallVector<Operation *> &ops) {
   if (!anyLoad)
     return false;
   ops.assign(tree.begin(), tree.end());
-  llvm::sort(ops, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *o = ops.front(); o != st; o = o->getNextNode())
     if (!tree.contains(o) && tessera::writesMemory(o))
       return false;

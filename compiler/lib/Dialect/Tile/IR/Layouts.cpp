@@ -238,7 +238,8 @@ bool mlir::tessera::tile::isValidLayout(Attribute layout,
     // Leading unit dimensions carry nothing; unit dimensions among the
     // last two are collapsed (the tile is broadcast along them).
     if (shape.size() > 2)
-      return llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }) &&
+      return llvm::all_of(shape.drop_back(2),
+                          [](int64_t d) { return d == 1; }) &&
              isValidLayout(layout, shape.take_back(2));
     return shape.size() == 2 &&
            (shape[0] == 1 || shape[0] % mmaExtent(mma, 0) == 0) &&
@@ -334,7 +335,8 @@ mlir::tessera::tile::getRegisterOffsets(Attribute layout,
   SmallVector<SmallVector<int64_t>> result;
   if (isa<MmaLayoutAttr>(layout) && shape.size() > 2) {
     // Leading unit dimensions: offset 0.
-    for (SmallVector<int64_t> o : getRegisterOffsets(layout, shape.take_back(2))) {
+    for (SmallVector<int64_t> o :
+         getRegisterOffsets(layout, shape.take_back(2))) {
       o.insert(o.begin(), shape.size() - 2, 0);
       result.push_back(std::move(o));
     }
@@ -354,8 +356,7 @@ mlir::tessera::tile::getRegisterOffsets(Attribute layout,
     for (int64_t i = 0; i < reps; ++i)
       for (int64_t j = 0; j < cols; ++j)
         for (int64_t e = 0; e < 4; ++e)
-          result.push_back(
-              {i * 16 * w[0] + (e / 2) * 8, j * 8 * w[1] + e % 2});
+          result.push_back({i * 16 * w[0] + (e / 2) * 8, j * 8 * w[1] + e % 2});
     return result;
   }
   if (auto op = dyn_cast<DotOperandLayoutAttr>(layout)) {

@@ -85,8 +85,7 @@ std::string unsupportedReason(Operation *op) {
   if (auto d = dyn_cast<DotOp>(op)) {
     // Tensor cores: m16n8k16 with 16-bit inputs into f32.
     Type in = d.getLhs().getType().getElementType();
-    if (!(in.isF16() || in.isBF16()) ||
-        !d.getType().getElementType().isF32()) {
+    if (!(in.isF16() || in.isBF16()) || !d.getType().getElementType().isF32()) {
       std::string why;
       llvm::raw_string_ostream os(why);
       os << "a dot of " << in << " into " << d.getType().getElementType();
@@ -158,8 +157,8 @@ struct Request {
   SmallVector<int64_t> shape; // squeezed shape shared by the group
   int64_t vector = 0;         // widest access request (0: no access)
   bool fromAccess = false;
-  bool dot = false;   // holds a dot's result
-  bool rank2 = true;  // every tile of the group is 2-D
+  bool dot = false;     // holds a dot's result
+  bool rank2 = true;    // every tile of the group is 2-D
   bool reduced = false; // a reduction's source
 };
 
@@ -265,13 +264,12 @@ struct AssignLayoutsPass
       bool leaf = isa<ArangeOp, SplatOp>(op) ||
                   (c && isa<DenseElementsAttr>(c.getValue()) &&
                    cast<DenseElementsAttr>(c.getValue()).isSplat());
-      bool derived =
-          !c && isElementwise(op) &&
-          llvm::all_of(op->getOperands(), [&](Value o) {
-            return !isTile(o.getType()) ||
-                   (o.getDefiningOp() &&
-                    fromScalars.contains(o.getDefiningOp()));
-          });
+      bool derived = !c && isElementwise(op) &&
+                     llvm::all_of(op->getOperands(), [&](Value o) {
+                       return !isTile(o.getType()) ||
+                              (o.getDefiningOp() &&
+                               fromScalars.contains(o.getDefiningOp()));
+                     });
       if (leaf || derived)
         fromScalars.insert(op);
     }
@@ -342,7 +340,8 @@ struct AssignLayoutsPass
         s.push_back(1);
       {
         // 2-D after leading unit dimensions.
-        ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+        ArrayRef<int64_t> shape =
+            cast<RankedTensorType>(v.getType()).getShape();
         if (shape.size() < 2 ||
             !llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
           r.rank2 = false;
@@ -442,10 +441,10 @@ struct AssignLayoutsPass
       // the parent, collapsed along it.
       if (auto s = dyn_cast<SliceLayoutAttr>(l);
           s &&
-          shape.size() == (isa<MmaLayoutAttr>(s.getParent())
-                               ? 2
-                               : cast<BlockedLayoutAttr>(s.getParent())
-                                     .getRank()) &&
+          shape.size() ==
+              (isa<MmaLayoutAttr>(s.getParent())
+                   ? 2
+                   : cast<BlockedLayoutAttr>(s.getParent()).getRank()) &&
           shape[s.getDim()] == 1)
         return s.getParent();
       return l;
@@ -515,9 +514,8 @@ struct AssignLayoutsPass
       Value root = groups.find(tr.getResult());
       ArrayRef<int64_t> shape = tr.getType().getShape();
       if (squeezed(shape) == SmallVector<int64_t>(shape) &&
-          llvm::count_if(tiles, [&](Value v) {
-            return groups.find(v) == root;
-          }) == 1) {
+          llvm::count_if(
+              tiles, [&](Value v) { return groups.find(v) == root; }) == 1) {
         // The result is a group of its own: it takes the layout.
         layoutOf[root] = l;
         return;
