@@ -57,7 +57,11 @@ bool touchesTensors(Operation *op) {
 
 /// Largest power of two dividing the value of the scalar `v` (capped), from
 /// how it is computed: constants, products, sums and loop counters.
-int64_t divisibility(Value v, unsigned depth = 0) {
+/// `dimDivisibility`, when given, answers for `memref.dim` (the innermost
+/// extent of a 16-byte aligned tensor is a multiple of 16 bytes).
+int64_t divisibility(
+    Value v, unsigned depth = 0,
+    llvm::function_ref<int64_t(memref::DimOp)> dimDivisibility = nullptr) {
   static constexpr int64_t kMax = int64_t(1) << 20;
   if (depth > 12)
     return 1;
@@ -73,19 +77,24 @@ int64_t divisibility(Value v, unsigned depth = 0) {
   if (auto arg = dyn_cast<BlockArgument>(v))
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
       if (arg == loop.getInductionVar())
-        return std::min(divisibility(loop.getLowerBound(), depth + 1),
-                        divisibility(loop.getStep(), depth + 1));
+        return std::min(
+            divisibility(loop.getLowerBound(), depth + 1, dimDivisibility),
+            divisibility(loop.getStep(), depth + 1, dimDivisibility));
   Operation *def = v.getDefiningOp();
   if (!def)
     return 1;
-  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(def))
-    return divisibility(def->getOperand(0), depth + 1);
+  auto operand = [&](unsigned i) {
+    return divisibility(def->getOperand(i), depth + 1, dimDivisibility);
+  };
+  if (auto dim = dyn_cast<memref::DimOp>(def))
+    return dimDivisibility ? std::min(kMax, dimDivisibility(dim)) : 1;
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(
+          def))
+    return operand(0); // (truncation keeps the low bits)
   if (isa<arith::MulIOp>(def))
-    return std::min(kMax, divisibility(def->getOperand(0), depth + 1) *
-                              divisibility(def->getOperand(1), depth + 1));
+    return std::min(kMax, operand(0) * operand(1));
   if (isa<arith::AddIOp, arith::SubIOp>(def))
-    return std::min(divisibility(def->getOperand(0), depth + 1),
-                    divisibility(def->getOperand(1), depth + 1));
+    return std::min(operand(0), operand(1));
   return 1;
 }
 
@@ -376,7 +385,37 @@ private:
     BlockAccess access;
     Type et;
     int64_t bytes = 1, w = 1;
+    /// The mask is the same for every element of a run: one predicated
+    /// vector access, no element-by-element fallback.
+    bool uniformMask = false;
   };
+  /// Largest power of two c such that the i1 tile `mask` has one value on
+  /// every run of c elements of its innermost dimension that starts at a
+  /// multiple of c (Triton's "constancy"), from how it is computed:
+  /// `arange + s < n` with s and n multiples of c, and combinations.
+  int64_t maskConstancy(Value mask, unsigned depth = 0);
+  /// For a tile whose elements along the innermost dimension are `i + s`
+  /// (i the index there, s the same for the whole run), the divisibility of
+  /// s; nullopt for other tiles.
+  std::optional<int64_t> innermostRamp(Value v, unsigned depth);
+  /// For a tile with one value along its innermost dimension, the
+  /// divisibility of that value (integers); nullopt otherwise.
+  std::optional<int64_t> innermostUniform(Value v, unsigned depth);
+  /// `divisibility` with what the launch guarantees about tensor extents.
+  int64_t divisibilityOf(Value scalar) {
+    return divisibility(scalar, 0, [&](memref::DimOp dim) -> int64_t {
+      auto mt = dyn_cast<MemRefType>(dim.getSource().getType());
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!mt || !index || *index != mt.getRank() - 1 ||
+          alignmentOf(dim.getSource()) != true ||
+          !tessera::hasUnitInnerStride(mt))
+        return 1;
+      int64_t bits = mt.getElementTypeBitWidth();
+      return bits >= 8 && bits % 8 == 0 && 16 % (bits / 8) == 0
+                 ? 16 / (bits / 8)
+                 : 1;
+    });
+  }
   /// What loads and stores share: layout, registers, access width, mask
   /// and the block's offsets and extents (operands of the source IR).
   RunAccess planAccess(OpBuilder &b, Location l, RankedTensorType t,
@@ -715,6 +754,125 @@ bool KernelLowering::needsLeadingBarrier(Operation *site) {
   return others == 0;
 }
 
+/// The source of a shape op that keeps every element's innermost index
+/// (a reshape or broadcast with the same innermost extent, a layout
+/// conversion), or null.
+static Value sameInnermostSource(Operation *def) {
+  if (!def)
+    return Value();
+  if (auto c = dyn_cast<ConvertLayoutOp>(def))
+    return c.getSource();
+  if (!isa<ReshapeOp, BroadcastOp>(def))
+    return Value();
+  auto from = cast<RankedTensorType>(def->getOperand(0).getType());
+  auto to = cast<RankedTensorType>(def->getResult(0).getType());
+  if (from.getRank() == 0 || to.getRank() == 0 ||
+      from.getShape().back() != to.getShape().back())
+    return Value();
+  if (isa<BroadcastOp>(def) && from.getRank() != to.getRank())
+    return Value();
+  return def->getOperand(0);
+}
+
+std::optional<int64_t> KernelLowering::innermostUniform(Value v,
+                                                        unsigned depth) {
+  if (depth > 12)
+    return std::nullopt;
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.getElementType().isSignlessInteger())
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto splat = dyn_cast<SplatOp>(def))
+    return divisibilityOf(splat.getScalar());
+  DenseIntElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat()) {
+    int64_t x = dense.getSplatValue<APInt>().getSExtValue();
+    return x == 0 ? int64_t(1) << 20 : std::min<int64_t>(1 << 20, x & -x);
+  }
+  if (isa<arith::ExtSIOp, arith::ExtUIOp, arith::IndexCastOp>(def))
+    return innermostUniform(def->getOperand(0), depth + 1);
+  if (Value src = sameInnermostSource(def))
+    return innermostUniform(src, depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
+    auto x = innermostUniform(def->getOperand(0), depth + 1);
+    auto y = innermostUniform(def->getOperand(1), depth + 1);
+    if (!x || !y)
+      return std::nullopt;
+    return isa<arith::MulIOp>(def) ? std::min<int64_t>(1 << 20, *x * *y)
+                                   : std::min(*x, *y);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> KernelLowering::innermostRamp(Value v, unsigned depth) {
+  if (depth > 12)
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto ar = dyn_cast<ArangeOp>(def)) {
+    int64_t x = ar.getStart();
+    return x == 0 ? int64_t(1) << 20 : std::min<int64_t>(1 << 20, x & -x);
+  }
+  if (isa<arith::ExtSIOp, arith::ExtUIOp, arith::IndexCastOp>(def))
+    return innermostRamp(def->getOperand(0), depth + 1);
+  if (Value src = sameInnermostSource(def))
+    return innermostRamp(src, depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp>(def)) {
+    // ramp + uniform, uniform + ramp, ramp - uniform.
+    for (unsigned i = 0; i < 2; ++i) {
+      if (i == 1 && isa<arith::SubIOp>(def))
+        break;
+      auto ramp = innermostRamp(def->getOperand(i), depth + 1);
+      auto uniform = innermostUniform(def->getOperand(1 - i), depth + 1);
+      if (ramp && uniform)
+        return std::min(*ramp, *uniform);
+    }
+  }
+  return std::nullopt;
+}
+
+int64_t KernelLowering::maskConstancy(Value mask, unsigned depth) {
+  static constexpr int64_t kMax = int64_t(1) << 20;
+  if (depth > 12)
+    return 1;
+  Operation *def = mask.getDefiningOp();
+  if (!def)
+    return 1;
+  if (isa<SplatOp>(def) || matchPattern(mask, m_Constant()))
+    return kMax;
+  if (auto bc = dyn_cast<BroadcastOp>(def)) {
+    auto from = cast<RankedTensorType>(bc.getSource().getType());
+    if (from.getRank() > 0 && from.getShape().back() == 1)
+      return kMax; // one value along the innermost dimension
+  }
+  if (Value src = sameInnermostSource(def))
+    return maskConstancy(src, depth + 1);
+  if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(def))
+    return std::min(maskConstancy(def->getOperand(0), depth + 1),
+                    maskConstancy(def->getOperand(1), depth + 1));
+  if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+    Value x = cmp.getLhs(), y = cmp.getRhs();
+    auto ux = innermostUniform(x, depth + 1);
+    auto uy = innermostUniform(y, depth + 1);
+    if (ux && uy)
+      return kMax;
+    using P = arith::CmpIPredicate;
+    P p = cmp.getPredicate();
+    // `ramp < n` and `ramp >= n` change value only where the ramp reaches n:
+    // a multiple of c when both the ramp's start and n are.
+    if (uy && (p == P::slt || p == P::sge || p == P::ult || p == P::uge))
+      if (auto ramp = innermostRamp(x, depth + 1))
+        return std::min(*ramp, *uy);
+    if (ux && (p == P::sgt || p == P::sle || p == P::ugt || p == P::ule))
+      if (auto ramp = innermostRamp(y, depth + 1))
+        return std::min(*ramp, *ux);
+  }
+  return 1;
+}
+
 Value KernelLowering::arange(ArangeOp op, OpBuilder &b) {
   Location l = op.getLoc();
   auto t = op.getType();
@@ -770,6 +928,7 @@ KernelLowering::planAccess(OpBuilder &b, Location l, RankedTensorType t,
   a.et = t.getElementType();
   a.w = vectorOK ? accessWidth(t, memref, offsets.back()) : 1;
   a.mask = mask ? map.lookup(mask) : Value();
+  a.uniformMask = mask && a.w > 1 && maskConstancy(mask) % a.w == 0;
   a.bytes = std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
   a.access = prepare(b, l, a.memref, mapped);
   return a;
@@ -819,11 +978,17 @@ Value KernelLowering::loadRun(OpBuilder &b, Location l, const RunAccess &a,
         .getResult(0);
   auto pt = VectorType::get({w}, a.et);
   // A masked run: one vector when the mask keeps all of it (runs are
-  // wholly in or out of bounds), element by element otherwise.
+  // wholly in or out of bounds), element by element otherwise -- unless the
+  // mask is uniform over runs, when its first element decides.
   Value whole = cond;
-  if (mask)
+  if (mask && a.uniformMask) {
+    whole = arith::AndIOp::create(b, l, inBoundsOnly,
+                                  vector::ExtractOp::create(b, l, mask, r));
+    mask = Value();
+  } else if (mask) {
     whole =
         arith::AndIOp::create(b, l, inBoundsOnly, wholeRun(b, l, mask, r, w));
+  }
   return scf::IfOp::create(
              b, l, whole,
              [&](OpBuilder &tb2, Location) {
@@ -1004,7 +1169,7 @@ void KernelLowering::storeRun(OpBuilder &b, Location l, const RunAccess &a,
     return w == 1 ? part
                   : vector::ExtractOp::create(ob, l, part, e).getResult();
   };
-  if (mask && w > 1) {
+  if (mask && w > 1 && !a.uniformMask) {
     // One vector when the mask keeps the whole run, elements otherwise.
     Value whole = arith::AndIOp::create(b, l, cond, wholeRun(b, l, mask, r, w));
     auto ifOp = scf::IfOp::create(b, l, whole, /*withElse=*/true);
@@ -2226,8 +2391,83 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
   return success();
 }
 
+/// Under `tile.index32`, a bound on |s| for the integer scalar `s` from how
+/// it is computed: tensor extents (below 2^31), program ids (below
+/// 2^31 - 1), constants, sums and differences; nullopt when unknown.
+static std::optional<int64_t> index32Bound(Value s, unsigned depth = 0) {
+  if (depth > 8)
+    return std::nullopt;
+  if (auto c = s.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getValue().getSignificantBits() <= 40
+                 ? std::optional<int64_t>(std::abs(i.getValue().getSExtValue()))
+                 : std::nullopt;
+  Operation *def = s.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (isa<memref::DimOp>(def))
+    return (int64_t(1) << 31) - 1;
+  if (isa<ProgramIdOp>(def))
+    return (int64_t(1) << 31) - 2;
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(def))
+    return index32Bound(def->getOperand(0), depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp>(def)) {
+    auto x = index32Bound(def->getOperand(0), depth + 1);
+    auto y = index32Bound(def->getOperand(1), depth + 1);
+    if (x && y)
+      return *x + *y;
+  }
+  return std::nullopt;
+}
+
+/// Under `tile.index32`, rewrites comparisons of i64 tiles whose operands
+/// are sign-extended i32 tiles or splats of scalars that fit in 32 bits
+/// (masks such as `arange < n`) into i32 comparisons: one 32-bit compare
+/// per element instead of a 64-bit pair.
+static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
+  constexpr int64_t kMax32 = (int64_t(1) << 31) - 1;
+  SmallVector<arith::CmpIOp> cmps;
+  kernel.walk([&](arith::CmpIOp c) {
+    auto t = dyn_cast<RankedTensorType>(c.getLhs().getType());
+    if (t && t.getElementType().isInteger(64))
+      cmps.push_back(c);
+  });
+  using P = arith::CmpIPredicate;
+  for (arith::CmpIOp c : cmps) {
+    P p = c.getPredicate();
+    if (p == P::ult || p == P::ule || p == P::ugt || p == P::uge)
+      continue;
+    auto narrowable = [&](Value v) {
+      if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
+        return getElementTypeOrSelf(ext.getIn().getType()).isInteger(32);
+      if (auto sp = v.getDefiningOp<SplatOp>()) {
+        auto bound = index32Bound(sp.getScalar());
+        return bound && *bound <= kMax32;
+      }
+      return false;
+    };
+    if (!narrowable(c.getLhs()) || !narrowable(c.getRhs()))
+      continue;
+    OpBuilder b(c);
+    auto narrow32 = [&](Value v) -> Value {
+      if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
+        return ext.getIn();
+      auto sp = v.getDefiningOp<SplatOp>();
+      Value scalar = arith::TruncIOp::create(b, c.getLoc(), b.getI32Type(),
+                                             sp.getScalar());
+      auto t = cast<RankedTensorType>(v.getType()).clone(b.getI32Type());
+      return SplatOp::create(b, c.getLoc(), t, scalar);
+    };
+    Value lhs = narrow32(c.getLhs()), rhs = narrow32(c.getRhs());
+    c.getLhsMutable().assign(lhs);
+    c.getRhsMutable().assign(rhs);
+  }
+}
+
 LogicalResult KernelLowering::run() {
   Region &body = kernel.getBody();
+  if (index32)
+    narrowIndexCompares(kernel);
   // The largest tile one thread holds, in 32-bit registers.
   int64_t words = 0;
   kernel.walk([&](Operation *op) {

@@ -256,3 +256,53 @@ func.func @chain(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned =
   tile.store %r, %o[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// A mask `arange < n` with n the extent of a 16-byte aligned tensor (a
+// multiple of 4 f32 elements) has one value on every run of 4: each run is
+// one vector load predicated by the run's first mask bit, with no
+// element-by-element fallback. Under tile.index32 the 64-bit comparison
+// of the sign-extended arange with n is done in 32 bits.
+// CHECK-LABEL: gpu.func @uniform_mask
+// CHECK: arith.trunci %{{.*}} : i64 to i32
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: vector.extract %{{.*}}[0] : i1 from vector<8xi1>
+// CHECK: scf.if
+// CHECK-NEXT: vector.load %{{.*}} {alignment = 16 : i64}
+// CHECK: vector.extract %{{.*}}[4] : i1 from vector<8xi1>
+// CHECK-NOT: memref.load
+// CHECK: gpu.return
+func.func @uniform_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c0i = arith.constant 0 : index
+  %d = memref.dim %a, %c0i : memref<?xf32, strided<[1], offset: ?>>
+  %n = arith.index_cast %d : index to i64
+  %r = tile.arange 0 to 1024 : tensor<1024xi32>
+  %r64 = arith.extsi %r : tensor<1024xi32> to tensor<1024xi64>
+  %ns = tile.splat %n : tensor<1024xi64>
+  %m = arith.cmpi slt, %r64, %ns : tensor<1024xi64>
+  %x = tile.load %a[%c0] mask(%m : tensor<1024xi1>) : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// Negative case: a bound n passed as a scalar may cut a run of 4 in the
+// middle, so a run whose mask is not all true is read element by element;
+// nothing bounds n to 32 bits, so the comparison stays 64-bit.
+// CHECK-LABEL: gpu.func @ragged_mask
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi64>
+// CHECK: vector.load
+// CHECK: memref.load
+func.func @ragged_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %n: i64) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %r = tile.arange 0 to 1024 : tensor<1024xi32>
+  %r64 = arith.extsi %r : tensor<1024xi32> to tensor<1024xi64>
+  %ns = tile.splat %n : tensor<1024xi64>
+  %m = arith.cmpi slt, %r64, %ns : tensor<1024xi64>
+  %x = tile.load %a[%c0] mask(%m : tensor<1024xi1>) : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
