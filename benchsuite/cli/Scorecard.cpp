@@ -346,6 +346,30 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
           ConstValue::parse(item.substr(eq + 1));
     }
   }
+  // Constexprs set by @heuristics take the values a launch on Triton's
+  // problem shape gives them (the shape symbols are named alike).
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  {
+    std::stringstream items(sk.tritonShape);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      size_t eq = item.find('=');
+      ConstValue v = ConstValue::parse(
+          eq == std::string::npos ? std::string() : item.substr(eq + 1));
+      if (v.isInt())
+        shapes.emplace_back(item.substr(0, eq), v.getInt());
+    }
+  }
+  auto heuristics = module.evaluateHeuristics(sk.kernel, spec, shapes);
+  if (!heuristics.ok()) {
+    r.failure = heuristics.status().toString();
+    ++ctx.errors;
+    return r;
+  }
+  for (const auto &[name, v] : *heuristics) {
+    spec.constants[name] = v;
+    r.config[name] = v.toString();
+  }
   spec.alignmentKnown = true;
   spec.index32 = true;
   for (const ParamInfo &p : k->params)

@@ -201,8 +201,9 @@ struct CudaExecutable {
   driver::StageTimes times;
 };
 /// A compiled variant: (unit-stride mask, absent-tensor mask, aligned-tensor
-/// mask -- one bit per parameter --, whether 32-bit indices suffice).
-using VariantKey = std::tuple<uint64_t, uint64_t, uint64_t, bool>;
+/// mask -- one bit per parameter --, whether 32-bit indices suffice, the
+/// values of the `@heuristics` constexprs as "NAME=VALUE;...").
+using VariantKey = std::tuple<uint64_t, uint64_t, uint64_t, bool, std::string>;
 } // namespace
 
 struct Kernel::Impl {
@@ -223,14 +224,16 @@ struct Kernel::Impl {
   /// aligned-tensor mask; always 0 on cpu, whose code does not use it).
   std::map<VariantKey, std::shared_ptr<driver::CpuExecutable>> variants;
 
-  StatusOr<std::shared_ptr<driver::CpuExecutable>> variant(uint64_t unitMask,
-                                                           uint64_t absentMask);
+  StatusOr<std::shared_ptr<driver::CpuExecutable>>
+  variant(uint64_t unitMask, uint64_t absentMask,
+          const std::string &heuristics);
   /// sim variants, without and with the counters' branch reports.
   std::map<VariantKey, std::shared_ptr<driver::SimExecutable>> simVariants,
       simCountingVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
   simVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
-             bool index32, bool counters = false);
+             bool index32, const std::string &heuristics,
+             bool counters = false);
   /// What the last launch counted (LaunchOptions::counters), under `mutex`.
   std::optional<SimCounters> lastCounters;
   std::map<VariantKey, std::shared_ptr<CudaExecutable>> cudaVariants;
@@ -238,10 +241,12 @@ struct Kernel::Impl {
   /// block shape. Tensors are passed as bare device pointers.
   std::shared_ptr<CudaExecutable> cudaSource;
   std::array<int, 3> cudaBlock = {1, 1, 1};
-  StatusOr<std::shared_ptr<CudaExecutable>> cudaVariant(uint64_t unitMask,
-                                                        uint64_t absentMask,
-                                                        uint64_t alignedMask,
-                                                        bool index32);
+  StatusOr<std::shared_ptr<CudaExecutable>>
+  cudaVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
+              bool index32, const std::string &heuristics);
+  /// The `@heuristics` values a compile without a launch uses: the
+  /// specialisation's, else the parameters' defaults.
+  std::string defaultHeuristics() const;
   /// Tensors whose first element, outer strides and rows are multiples of
   /// 16 bytes (with a unit innermost stride): the GPU code reads them with
   /// 16-byte vectors without testing alignment at run time.
@@ -272,6 +277,8 @@ struct Kernel::Impl {
     uint64_t alignedMask = 0;
     /// Every dimension and element offset of every tensor fits in 31 bits.
     bool index32 = true;
+    /// The `@heuristics` values of this launch ("NAME=VALUE;...").
+    std::string heuristics;
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
@@ -284,10 +291,19 @@ struct Kernel::Impl {
 namespace {
 Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
                            const VariantKey &key) {
-  auto [unitMask, absentMask, alignedMask, index32] = key;
+  auto [unitMask, absentMask, alignedMask, index32, heuristics] = key;
   Specialization s = spec;
   s.alignmentKnown = true;
   s.index32 = index32;
+  for (size_t start = 0; start < heuristics.size();) {
+    size_t end = heuristics.find(';', start);
+    if (end == std::string::npos)
+      end = heuristics.size();
+    std::string item = heuristics.substr(start, end - start);
+    size_t eq = item.find('=');
+    s.constants[item.substr(0, eq)] = ConstValue::parse(item.substr(eq + 1));
+    start = end + 1;
+  }
   for (size_t i = 0; i < info.params.size(); ++i) {
     if (info.params[i].kind != ParamKind::Tensor)
       continue;
@@ -319,11 +335,12 @@ cachedVariant(std::map<VariantKey, std::shared_ptr<Exe>> &cache,
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
 Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask,
-                         uint64_t alignedMask, bool index32, bool counters) {
+                         uint64_t alignedMask, bool index32,
+                         const std::string &heuristics, bool counters) {
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
       counters ? simCountingVariants : simVariants, spec, *info,
-      VariantKey{unitMask, absentMask, alignedMask, index32},
+      VariantKey{unitMask, absentMask, alignedMask, index32, heuristics},
       [&](const Specialization &s) {
         return driver::compileForSim(*module, name, s, sim::runtimeSymbols(),
                                      "sm_90a", counters);
@@ -403,6 +420,19 @@ std::string SimAccessCounters::description() const {
   return s;
 }
 
+std::string Kernel::Impl::defaultHeuristics() const {
+  std::string key;
+  for (const std::string &n : info->heuristics) {
+    ConstValue v;
+    if (auto it = spec.constants.find(n); it != spec.constants.end())
+      v = it->second;
+    else if (const ParamInfo *p = info->findParam(n); p && p->defaultValue)
+      v = *p->defaultValue;
+    key += (key.empty() ? "" : ";") + n + "=" + v.toString();
+  }
+  return key;
+}
+
 Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   const driver::StageTimes *t = nullptr;
   std::shared_ptr<driver::CpuExecutable> cpuExe;
@@ -410,15 +440,17 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   std::shared_ptr<CudaExecutable> cudaExe;
   if (device == DeviceKind::Sim) {
     // The all-contiguous, all-aligned variant most launches take.
-    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0, unitMask, true));
+    TESSERA_ASSIGN_OR_RETURN(
+        simExe, simVariant(unitMask, 0, unitMask, true, defaultHeuristics()));
     t = &simExe->times();
     fingerprint = simExe->codeFingerprint();
   } else if (device == DeviceKind::Cuda) {
-    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0, unitMask, true));
+    TESSERA_ASSIGN_OR_RETURN(
+        cudaExe, cudaVariant(unitMask, 0, unitMask, true, defaultHeuristics()));
     t = &cudaExe->times;
     fingerprint = cudaExe->fingerprint;
   } else {
-    TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(unitMask, 0));
+    TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(unitMask, 0, defaultHeuristics()));
     t = &cpuExe->times();
     fingerprint = cpuExe->codeFingerprint();
   }
@@ -428,9 +460,9 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
                                const Checked &c, bool counters) {
-  TESSERA_ASSIGN_OR_RETURN(
-      auto exe,
-      simVariant(c.unitMask, c.absentMask, c.alignedMask, c.index32, counters));
+  TESSERA_ASSIGN_OR_RETURN(auto exe,
+                           simVariant(c.unitMask, c.absentMask, c.alignedMask,
+                                      c.index32, c.heuristics, counters));
   const int64_t arenaBytes = exe->sharedBytes();
   const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   std::mutex errMutex;
@@ -502,12 +534,13 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
 
 StatusOr<std::shared_ptr<CudaExecutable>>
 Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask,
-                          uint64_t alignedMask, bool index32) {
+                          uint64_t alignedMask, bool index32,
+                          const std::string &heuristics) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
       cudaVariants, spec, *info,
-      VariantKey{unitMask, absentMask, alignedMask, index32},
+      VariantKey{unitMask, absentMask, alignedMask, index32, heuristics},
       [&](const Specialization &s)
           -> StatusOr<std::shared_ptr<CudaExecutable>> {
         driver::GpuEmitOptions gpu;
@@ -606,9 +639,9 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   std::shared_ptr<CudaExecutable> exe = cudaSource;
   if (!exe) {
     // Alignment of what the kernel receives: staged host tensors move.
-    TESSERA_ASSIGN_OR_RETURN(exe,
-                             cudaVariant(c.unitMask, c.absentMask,
-                                         alignedMaskOf(deviceArgs), c.index32));
+    TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(c.unitMask, c.absentMask,
+                                              alignedMaskOf(deviceArgs),
+                                              c.index32, c.heuristics));
   }
   std::vector<int64_t> slots = flattenArgs(deviceArgs);
   std::vector<void *> params(slots.size());
@@ -644,10 +677,11 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
 }
 
 StatusOr<std::shared_ptr<driver::CpuExecutable>>
-Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask) {
+Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask,
+                      const std::string &heuristics) {
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(variants, spec, *info,
-                       VariantKey{unitMask, absentMask, 0, false},
+                       VariantKey{unitMask, absentMask, 0, false, heuristics},
                        [&](const Specialization &s) {
                          return driver::compileForCpu(*module, name, s);
                        });
@@ -776,12 +810,27 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                              paramWhere(p).c_str(), a.describe().c_str());
   }
 
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  for (auto &[sym, v] : symbols)
+    shapes.emplace_back(sym, v.first);
+  if (!info->heuristics.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(auto values,
+                             module->evaluateHeuristics(name, spec, shapes));
+    for (const auto &[n, v] : values) {
+      auto given = spec.constants.find(n);
+      if (given != spec.constants.end() && given->second != v)
+        return invalidArgument(
+            "kernel '%s' was specialised with %s=%s, but its @heuristics "
+            "give %s for this launch's shapes",
+            name.c_str(), n.c_str(), given->second.toString().c_str(),
+            v.toString().c_str());
+      out.heuristics +=
+          (out.heuristics.empty() ? "" : ";") + n + "=" + v.toString();
+    }
+  }
   if (opts.grid) {
     out.grid = *opts.grid;
   } else {
-    std::vector<std::pair<std::string, int64_t>> shapes;
-    for (auto &[sym, v] : symbols)
-      shapes.emplace_back(sym, v.first);
     TESSERA_ASSIGN_OR_RETURN(auto g, module->evaluateGrid(name, spec, shapes));
     for (size_t i = 0; i < 3; ++i)
       out.grid[i] = i < g.size() ? g[i] : 1;
@@ -956,13 +1005,14 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
     TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask, c.alignedMask,
-                                       c.index32, opts.counters));
+                                       c.index32, c.heuristics, opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
       TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));
     return timed(Status::ok());
   }
-  TESSERA_ASSIGN_OR_RETURN(auto exe, variant(c.unitMask, c.absentMask));
+  TESSERA_ASSIGN_OR_RETURN(auto exe,
+                           variant(c.unitMask, c.absentMask, c.heuristics));
   std::vector<void *> ptrs(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     ptrs[i] = &slots[i];

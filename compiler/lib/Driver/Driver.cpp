@@ -233,6 +233,43 @@ StatusOr<std::vector<int64_t>> SourceModule::evaluateGrid(
   return grid;
 }
 
+StatusOr<std::vector<std::pair<std::string, ConstValue>>>
+SourceModule::evaluateHeuristics(
+    const std::string &kernel, const Specialization &spec,
+    const std::vector<std::pair<std::string, int64_t>> &shapes) const {
+  const sema::KernelDecl *d = impl_->find(kernel);
+  if (!d)
+    return unknownKernel(*this, kernel);
+  std::vector<std::pair<std::string, ConstValue>> out;
+  if (d->heuristics.empty())
+    return out;
+  // The expressions see the specialisation without their own names (the
+  // parameters' defaults would otherwise shadow nothing useful).
+  Specialization base = spec;
+  for (const auto &[name, expr] : d->heuristics)
+    base.constants.erase(name);
+  std::string err;
+  auto env = sema::bindSpecialization(*d, impl_->constants, base, &err);
+  if (!env)
+    return invalidArgument("%s", err.c_str());
+  for (auto &[sym, v] : shapes)
+    (*env)[sym] = ConstValue::integer(v);
+  for (const auto &[name, expr] : d->heuristics) {
+    sema::ConstResult r = sema::evalConst(*expr, *env);
+    if (!r.ok())
+      return invalidArgument("@heuristics %s of '%s': %s", name.c_str(),
+                             kernel.c_str(), r.error.c_str());
+    if (!r.value->isBool() && !r.value->isInt())
+      return invalidArgument("@heuristics %s of '%s' must be a bool or an "
+                             "integer, got %s",
+                             name.c_str(), kernel.c_str(),
+                             r.value->toString().c_str());
+    (*env)[name] = *r.value;
+    out.emplace_back(name, *r.value);
+  }
+  return out;
+}
+
 StatusOr<bool>
 SourceModule::satisfiesRestrictions(const std::string &kernel,
                                     const Specialization &spec) const {

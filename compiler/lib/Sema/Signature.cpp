@@ -25,7 +25,7 @@ std::string dottedName(const Expr *e) {
   return "";
 }
 
-enum class DecoratorKind { Kernel, Autotune, Unknown };
+enum class DecoratorKind { Kernel, Autotune, Heuristics, Unknown };
 
 DecoratorKind classify(const std::string &name) {
   static const char *kernels[] = {"kernel", "tessera.kernel", "tile.kernel",
@@ -39,6 +39,9 @@ DecoratorKind classify(const std::string &name) {
   for (const char *a : autotunes)
     if (name == a)
       return DecoratorKind::Autotune;
+  for (const char *h : {"heuristics", "tessera.heuristics", "tile.heuristics"})
+    if (name == h)
+      return DecoratorKind::Heuristics;
   return DecoratorKind::Unknown;
 }
 
@@ -73,9 +76,10 @@ std::string dtypeItem(const Expr *e, DiagnosticEngine &diags) {
     return "";
   }
   if (isUnsupportedDType(name)) {
-    diags.error(e->loc(), "element type '" + name + "' is not supported yet "
-                          "(supported: f32, f16, bf16, fp8_e4m3, fp8_e5m2, "
-                          "i8, i32, i64, bool)");
+    diags.error(e->loc(), "element type '" + name +
+                              "' is not supported yet "
+                              "(supported: f32, f16, bf16, fp8_e4m3, fp8_e5m2, "
+                              "i8, i32, i64, bool)");
     return "";
   }
   if (auto d = parseDType(name))
@@ -170,11 +174,16 @@ public:
 private:
   void kernelDecorator(const CallExpr *call);
   void autotuneDecorator(const CallExpr *call);
+  void heuristicsDecorator(const CallExpr *call);
+  /// Checks that every `@heuristics` name is a constexpr parameter with a
+  /// default, outside the autotune space.
+  void checkHeuristics(const std::set<std::string> &spaceNames);
   void param(const Param &p);
   std::optional<ConstValue> constant(const Expr &e, const char *what) {
     ConstResult r = evalConst(e, consts_);
     if (!r.ok()) {
-      diags_.error(r.loc, std::string(what) + " must be a constant: " + r.error);
+      diags_.error(r.loc,
+                   std::string(what) + " must be a constant: " + r.error);
       return std::nullopt;
     }
     return r.value;
@@ -204,7 +213,7 @@ std::optional<KernelDecl> SignatureAnalyzer::run() {
   decl_.info.docstring = fn_.docstring;
   decl_.info.line = fn_.loc().line;
 
-  bool seenKernel = false, seenAutotune = false;
+  bool seenKernel = false, seenAutotune = false, seenHeuristics = false;
   for (const ExprPtr &d : fn_.decorators) {
     auto [kind, call] = splitDecorator(d.get());
     switch (kind) {
@@ -224,12 +233,23 @@ std::optional<KernelDecl> SignatureAnalyzer::run() {
       else
         autotuneDecorator(call);
       break;
+    case DecoratorKind::Heuristics:
+      if (seenHeuristics)
+        diags_.error(d->loc(), "duplicate @heuristics decorator");
+      seenHeuristics = true;
+      if (!call)
+        diags_.error(d->loc(), "@heuristics needs arguments: "
+                               "@heuristics(NAME=<expression>, ...)");
+      else
+        heuristicsDecorator(call);
+      break;
     case DecoratorKind::Unknown: {
       std::string name = dottedName(call ? call->callee.get() : d.get());
-      diags_.error(d->loc(), "unknown decorator '@" +
-                                 (name.empty() ? std::string("<expression>")
-                                               : name) +
-                                 "' (expected @kernel or @autotune)");
+      diags_.error(d->loc(),
+                   "unknown decorator '@" +
+                       (name.empty() ? std::string("<expression>") : name) +
+                       "' (expected @kernel, @autotune or "
+                       "@heuristics)");
       break;
     }
     }
@@ -256,11 +276,14 @@ std::optional<KernelDecl> SignatureAnalyzer::run() {
     p.kind = ParamKind::Constexpr;
   }
 
+  checkHeuristics(spaceNames);
+
   // Names must not collide.
   for (const std::string &sym : decl_.info.shapeSymbols)
     if (const ParamInfo *p = decl_.info.findParam(sym))
       diags_.error(SourceLoc{fn_.loc().file, p->line, p->col, 1},
-                   "parameter '" + sym + "' has the same name as a shape symbol");
+                   "parameter '" + sym +
+                       "' has the same name as a shape symbol");
 
   if (decl_.info.autotune) {
     for (const std::string &key : decl_.info.autotune->key) {
@@ -271,8 +294,8 @@ std::optional<KernelDecl> SignatureAnalyzer::run() {
       if (!known)
         diags_.warning(fn_.nameLoc, "autotune key '" + key +
                                         "' names no parameter or shape "
-                                        "symbol of '" + fn_.name +
-                                        "'; it is ignored");
+                                        "symbol of '" +
+                                        fn_.name + "'; it is ignored");
     }
   }
 
@@ -310,7 +333,8 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
     if (kw.name == "num_warps" || kw.name == "num_stages") {
       auto v = constant(*kw.value, kw.name.c_str());
       if (v && (!v->isInt() || v->getInt() < 1 || v->getInt() > 64)) {
-        diags_.error(kw.value->loc(), kw.name + " must be an integer in [1, 64]");
+        diags_.error(kw.value->loc(),
+                     kw.name + " must be an integer in [1, 64]");
         continue;
       }
       if (v)
@@ -319,6 +343,44 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
     }
     diags_.error(kw.loc, "unknown @kernel argument '" + kw.name +
                              "' (expected grid, num_warps or num_stages)");
+  }
+}
+
+void SignatureAnalyzer::heuristicsDecorator(const CallExpr *call) {
+  for (const ExprPtr &a : call->args)
+    diags_.error(a->loc(), "@heuristics takes keyword arguments only "
+                           "(NAME=<expression>, ...)");
+  for (const Keyword &kw : call->keywords) {
+    bool twice = false;
+    for (const auto &[name, expr] : decl_.heuristics)
+      twice |= name == kw.name;
+    if (twice) {
+      diags_.error(kw.loc, "@heuristics sets '" + kw.name + "' twice");
+      continue;
+    }
+    decl_.heuristics.emplace_back(kw.name, kw.value.get());
+    decl_.info.heuristics.push_back(kw.name);
+  }
+  if (call->keywords.empty() && call->args.empty())
+    diags_.error(call->loc(), "@heuristics needs at least one "
+                              "NAME=<expression>");
+}
+
+void SignatureAnalyzer::checkHeuristics(
+    const std::set<std::string> &spaceNames) {
+  for (const auto &[name, expr] : decl_.heuristics) {
+    const ParamInfo *p = decl_.info.findParam(name);
+    std::string why;
+    if (!p)
+      why = "names no parameter of '" + fn_.name + "'";
+    else if (spaceNames.count(name))
+      why = "is an autotune parameter (the tuner chooses it)";
+    else if (p->kind != ParamKind::Constexpr)
+      why = "is not a constexpr parameter";
+    else if (!p->defaultValue)
+      why = "has no default (compiling without a launch uses it)";
+    if (!why.empty())
+      diags_.error(expr->loc(), "@heuristics: '" + name + "' " + why);
   }
 }
 
@@ -365,10 +427,9 @@ void SignatureAnalyzer::autotuneDecorator(const CallExpr *call) {
         for (size_t i = 0; i < values.size(); ++i)
           for (size_t j = 0; j < i; ++j)
             if (values[i] == values[j])
-              diags_.error(valuesExpr->loc(), "autotune parameter '" + name +
-                                                  "' lists " +
-                                                  values[i].toString() +
-                                                  " twice");
+              diags_.error(valuesExpr->loc(),
+                           "autotune parameter '" + name + "' lists " +
+                               values[i].toString() + " twice");
         for (const auto &existing : spec.space)
           if (existing.first == name)
             diags_.error(valuesExpr->loc(),
@@ -395,8 +456,9 @@ void SignatureAnalyzer::autotuneDecorator(const CallExpr *call) {
     if (kw.name == "restrict" || kw.name == "restrictions") {
       auto *list = dyn_cast<ListExpr>(kw.value.get());
       auto *tuple = dyn_cast<TupleExpr>(kw.value.get());
-      const std::vector<ExprPtr> *elts =
-          list ? &list->elts : tuple ? &tuple->elts : nullptr;
+      const std::vector<ExprPtr> *elts = list    ? &list->elts
+                                         : tuple ? &tuple->elts
+                                                 : nullptr;
       if (!elts) {
         if (auto *s = dyn_cast<StrExpr>(kw.value.get())) {
           spec.restrictions.push_back(s->value);
@@ -446,8 +508,10 @@ void SignatureAnalyzer::param(const Param &p) {
   const Expr *ann = p.annotation.get();
   if (!ann) {
     if (!info.defaultValue) {
-      diags_.error(p.loc, "parameter '" + p.name + "' needs a type annotation "
-                          "(Tensor[...], float, int, bool, str or constexpr)");
+      diags_.error(p.loc,
+                   "parameter '" + p.name +
+                       "' needs a type annotation "
+                       "(Tensor[...], float, int, bool, str or constexpr)");
       return;
     }
     const ConstValue &d = *info.defaultValue;
@@ -459,7 +523,7 @@ void SignatureAnalyzer::param(const Param &p) {
       info.scalarKind = ScalarKind::Float;
     } else {
       info.kind = ParamKind::Constexpr;
-      info.scalarKind = d.isBool() ? ScalarKind::Bool
+      info.scalarKind = d.isBool()  ? ScalarKind::Bool
                         : d.isStr() ? ScalarKind::Str
                                     : ScalarKind::Any;
     }
@@ -472,8 +536,9 @@ void SignatureAnalyzer::param(const Param &p) {
     if (base == "Tensor" || base == "tessera.Tensor" || base == "tile.Tensor") {
       info.kind = ParamKind::Tensor;
       if (sub->indices.size() < 2) {
-        diags_.error(ann->loc(), "Tensor annotation needs dimensions and an "
-                                 "element type, e.g. Tensor[\"M\", \"K\", f16]");
+        diags_.error(ann->loc(),
+                     "Tensor annotation needs dimensions and an "
+                     "element type, e.g. Tensor[\"M\", \"K\", f16]");
         return;
       }
       for (size_t i = 0; i + 1 < sub->indices.size(); ++i) {
@@ -483,8 +548,8 @@ void SignatureAnalyzer::param(const Param &p) {
           dim.symbol = s->value;
         else if (auto *n = dyn_cast<NameExpr>(d))
           dim.symbol = n->name;
-        else if (auto *iv = dyn_cast<IntExpr>(d); iv && !iv->overflow &&
-                                                  iv->value >= 0)
+        else if (auto *iv = dyn_cast<IntExpr>(d);
+                 iv && !iv->overflow && iv->value >= 0)
           dim.fixed = iv->value;
         else {
           diags_.error(d->loc(), "tensor dimensions are shape symbols "
@@ -519,17 +584,16 @@ void SignatureAnalyzer::param(const Param &p) {
       decl_.info.params.push_back(std::move(info));
       return;
     }
-    diags_.error(ann->loc(), "unknown type annotation '" +
-                                 (base.empty() ? std::string("<expression>")
-                                               : base) +
-                                 "[...]'");
+    diags_.error(ann->loc(),
+                 "unknown type annotation '" +
+                     (base.empty() ? std::string("<expression>") : base) +
+                     "[...]'");
     return;
   }
 
   std::string name = dottedName(ann);
-  std::string last = name.substr(name.rfind('.') == std::string::npos
-                                     ? 0
-                                     : name.rfind('.') + 1);
+  std::string last = name.substr(
+      name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
   if (name == "float") {
     info.kind = ParamKind::Scalar;
     info.scalarKind = ScalarKind::Float;
@@ -548,7 +612,8 @@ void SignatureAnalyzer::param(const Param &p) {
     info.kind = ParamKind::Constexpr;
     info.scalarKind = ScalarKind::Any;
   } else if (isUnsupportedDType(last)) {
-    diags_.error(ann->loc(), "element type '" + last + "' is not supported yet");
+    diags_.error(ann->loc(),
+                 "element type '" + last + "' is not supported yet");
     return;
   } else if (auto d = parseDType(last)) {
     info.kind = ParamKind::Scalar;
@@ -564,10 +629,9 @@ void SignatureAnalyzer::param(const Param &p) {
     info.dtype = last;
     addGeneric(last);
   } else {
-    diags_.error(ann->loc(), "unknown type annotation '" +
-                                 (name.empty() ? std::string("<expression>")
-                                               : name) +
-                                 "'");
+    diags_.error(ann->loc(),
+                 "unknown type annotation '" +
+                     (name.empty() ? std::string("<expression>") : name) + "'");
     return;
   }
 
@@ -606,10 +670,10 @@ std::optional<KernelDecl> sema::analyzeKernel(const FunctionDef &fn,
   return SignatureAnalyzer(fn, moduleConstants, diags).run();
 }
 
-std::optional<ConstEnv> sema::bindSpecialization(const KernelDecl &decl,
-                                                 const ConstEnv &moduleConstants,
-                                                 const Specialization &spec,
-                                                 std::string *error) {
+std::optional<ConstEnv>
+sema::bindSpecialization(const KernelDecl &decl,
+                         const ConstEnv &moduleConstants,
+                         const Specialization &spec, std::string *error) {
   const KernelInfo &info = decl.info;
   ConstEnv env = moduleConstants;
   auto fail = [&](std::string msg) -> std::optional<ConstEnv> {
@@ -641,8 +705,8 @@ std::optional<ConstEnv> sema::bindSpecialization(const KernelDecl &decl,
 
   for (const auto &[name, value] : spec.constants)
     if (!known.count(name))
-      return fail("unknown specialisation constant '" + name + "' for kernel '" +
-                  info.name + "'");
+      return fail("unknown specialisation constant '" + name +
+                  "' for kernel '" + info.name + "'");
 
   // Constexpr parameters.
   for (const ParamInfo &p : info.params) {
@@ -669,11 +733,20 @@ std::optional<ConstEnv> sema::bindSpecialization(const KernelDecl &decl,
     }
     bool okType = true;
     switch (p.scalarKind) {
-    case ScalarKind::Float: okType = v.isNumber() && !v.isBool(); break;
-    case ScalarKind::Int: okType = v.isInt(); break;
-    case ScalarKind::Bool: okType = v.isBool(); break;
-    case ScalarKind::Str: okType = v.isStr(); break;
-    case ScalarKind::Any: break;
+    case ScalarKind::Float:
+      okType = v.isNumber() && !v.isBool();
+      break;
+    case ScalarKind::Int:
+      okType = v.isInt();
+      break;
+    case ScalarKind::Bool:
+      okType = v.isBool();
+      break;
+    case ScalarKind::Str:
+      okType = v.isStr();
+      break;
+    case ScalarKind::Any:
+      break;
     }
     if (!okType)
       return fail("value " + v.toString() + " for constexpr parameter '" +
@@ -702,17 +775,17 @@ std::optional<ConstEnv> sema::bindSpecialization(const KernelDecl &decl,
       env[meta] = it->second;
       continue;
     }
-    bool inSpace = info.autotune &&
-                   std::any_of(info.autotune->space.begin(),
-                               info.autotune->space.end(),
-                               [&](auto &e) { return e.first == meta; });
+    bool inSpace =
+        info.autotune &&
+        std::any_of(info.autotune->space.begin(), info.autotune->space.end(),
+                    [&](auto &e) { return e.first == meta; });
     if (inSpace)
       continue; // Bound from the space above.
     auto d = decl.decoratorDefaults.find(meta);
-    env[meta] = d != decl.decoratorDefaults.end()
-                    ? d->second
-                    : ConstValue::integer(std::string(meta) == "num_warps" ? 4
-                                                                           : 2);
+    env[meta] =
+        d != decl.decoratorDefaults.end()
+            ? d->second
+            : ConstValue::integer(std::string(meta) == "num_warps" ? 4 : 2);
   }
   for (const char *meta : {"num_warps", "num_stages"}) {
     const ConstValue &v = env[meta];
@@ -727,8 +800,8 @@ std::optional<ConstEnv> sema::bindSpecialization(const KernelDecl &decl,
             info.genericDTypes.end() ||
         name == "dtype" || name == "accum_dtype") {
       if (!value.isDType())
-        return fail("generic dtype '" + name + "' must be bound to a dtype, got " +
-                    value.toString());
+        return fail("generic dtype '" + name +
+                    "' must be bound to a dtype, got " + value.toString());
       env[name] = value;
     }
   }

@@ -47,7 +47,7 @@ std::vector<std::string> splitList(const std::string &s) {
 int main(int argc, char **argv) {
   CLI::App app{"Compile a Tessera tile-language kernel and print one stage"};
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
-                                                 alignedText, all;
+                                                 alignedText, all, shapeText;
   bool timeStages = false, allUnit = false, index32 = false;
   std::string outputPath;
   std::string arch = "sm_90a";
@@ -58,6 +58,11 @@ int main(int argc, char **argv) {
   app.add_option("--spec", specText,
                  "Constexpr and meta values: NAME=VALUE,... (e.g. "
                  "BLOCK_M=64,num_warps=4)");
+  app.add_option("--shape", shapeText,
+                 "Shape symbols of the launch, NAME=VALUE,... (e.g. "
+                 "Sk=4096): the kernel's @heuristics are evaluated with "
+                 "them; without, those constexprs take --spec or their "
+                 "defaults");
   app.add_option("--precision", precision,
                  "Precision policy, e.g. fp32, bf16@accum(fp32)");
   app.add_option("--unit-stride", unitStride,
@@ -124,6 +129,31 @@ int main(int argc, char **argv) {
       return 1;
     }
     spec.constants[item.substr(0, eq)] = ConstValue::parse(item.substr(eq + 1));
+  }
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  for (const std::string &item : splitList(shapeText)) {
+    auto eq = item.find('=');
+    ConstValue v = eq == std::string::npos
+                       ? ConstValue()
+                       : ConstValue::parse(item.substr(eq + 1));
+    if (!v.isInt()) {
+      std::fprintf(stderr,
+                   "tessera-compile: error: --shape item '%s' is not "
+                   "NAME=INTEGER\n",
+                   item.c_str());
+      return 1;
+    }
+    shapes.emplace_back(item.substr(0, eq), v.getInt());
+  }
+  if (!shapes.empty()) {
+    auto values = (*module)->evaluateHeuristics(kernel, spec, shapes);
+    if (!values.ok()) {
+      std::fprintf(stderr, "tessera-compile: error: %s\n",
+                   values.status().message().c_str());
+      return 1;
+    }
+    for (const auto &[name, v] : *values)
+      spec.constants[name] = v;
   }
   spec.unitStrideTensors = splitList(unitStride);
   if (allUnit)

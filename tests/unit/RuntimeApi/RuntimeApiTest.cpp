@@ -405,6 +405,46 @@ TEST(RuntimeApi, SimRunsTheGpuLowering) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
+// @heuristics constexprs follow each launch's shapes: one Kernel runs the
+// variant its shapes select, on cpu and sim alike; a specialisation that
+// fixes such a constexpr is refused by a launch whose shapes disagree.
+TEST(RuntimeApi, HeuristicsFollowTheLaunchShapes) {
+  const char *src = R"(
+@kernel(grid=(1,))
+@heuristics(SMALL=N <= 8)
+def fill(x: Tensor["N", f32], SMALL: bool = False):
+    if SMALL:
+        tile.store(x, tile.zeros((8,), f32) + 1.0, offsets=(0,))
+    else:
+        tile.store(x, tile.zeros((8,), f32) + 2.0, offsets=(0,))
+)";
+  auto prog = rt().loadSource("heuristics.tile", src);
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  for (DeviceKind device : {DeviceKind::Cpu, DeviceKind::Sim}) {
+    auto k = rt().compile(**prog, "fill", {}, device);
+    ASSERT_TRUE(k.ok()) << k.status().toString();
+    for (int64_t n : {4, 20, 8, 9}) {
+      std::vector<float> x(size_t(n), 0.0f);
+      Status s =
+          (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {n})});
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i)
+        EXPECT_EQ(x[size_t(i)], n <= 8 ? 1.0f : 2.0f)
+            << deviceKindName(device) << " N=" << n << " i=" << i;
+    }
+    CompileOptions fixed;
+    fixed.constants["SMALL"] = ConstValue::boolean(true);
+    auto kf = rt().compile(**prog, "fill", fixed, device);
+    ASSERT_TRUE(kf.ok()) << kf.status().toString();
+    std::vector<float> x(20, 0.0f);
+    Status s =
+        (*kf)->launch({TensorView::contiguous(x.data(), DType::F32, {20})});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("@heuristics give False"));
+    EXPECT_EQ(x[0], 0.0f);
+  }
+}
+
 TEST(RuntimeApi, SimRejectsTilesThatDoNotFitInRegisters) {
   auto prog = rt().loadSource("d.tile", kSource);
   // 65536 f32 elements per tile on 128 threads: 512 registers per thread

@@ -62,6 +62,14 @@ public:
   StatusOr<std::vector<int64_t>> evaluateGrid(
       const std::string &kernel, const Specialization &spec,
       const std::vector<std::pair<std::string, int64_t>> &shapes) const;
+  /// Evaluates kernel `kernel`'s `@heuristics(NAME=expr, ...)` with shape
+  /// symbols and specialisation constants bound, in declaration order (a
+  /// later expression sees the earlier results). Each value is a bool or
+  /// an integer; empty when the kernel has none. An expression that names
+  /// a shape symbol missing from `shapes` is an error.
+  StatusOr<std::vector<std::pair<std::string, ConstValue>>> evaluateHeuristics(
+      const std::string &kernel, const Specialization &spec,
+      const std::vector<std::pair<std::string, int64_t>> &shapes) const;
   /// True if `spec` satisfies every `restrict=[...]` expression.
   StatusOr<bool> satisfiesRestrictions(const std::string &kernel,
                                        const Specialization &spec) const;

@@ -8,9 +8,9 @@
 #ifndef TESSERA_SEMA_SIGNATURE_H
 #define TESSERA_SEMA_SIGNATURE_H
 
-#include "tessera/Support/KernelInfo.h"
 #include "tessera/Frontend/AST.h"
 #include "tessera/Sema/ConstEval.h"
+#include "tessera/Support/KernelInfo.h"
 
 #include <optional>
 
@@ -24,6 +24,9 @@ struct KernelDecl {
   std::vector<const ast::Expr *> grid;
   /// Meta-parameters from `@kernel(num_warps=..., num_stages=...)`.
   ConstEnv decoratorDefaults;
+  /// `@heuristics(NAME=expr, ...)`: constexprs computed at each launch from
+  /// the shape symbols and the other constexprs, in declaration order.
+  std::vector<std::pair<std::string, const ast::Expr *>> heuristics;
 };
 
 /// True if `fn` carries a kernel decorator (`@kernel`, `@tessera.kernel`,

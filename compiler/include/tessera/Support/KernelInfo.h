@@ -130,6 +130,9 @@ struct KernelInfo {
   /// True when `@kernel(grid=...)` declares the launch grid.
   bool hasGrid = false;
   std::optional<AutotuneSpec> autotune;
+  /// Constexpr parameters set by `@heuristics(...)` from the launch's
+  /// shapes (SourceModule::evaluateHeuristics), in declaration order.
+  std::vector<std::string> heuristics;
   /// Shape symbols in first-use order.
   std::vector<std::string> shapeSymbols;
   /// Generic dtype names used by the signature ("dtype", "accum_dtype").
@@ -149,8 +152,9 @@ struct PrecisionPolicy {
   /// mantissa bits) to run on tensor cores. Devices without tf32 tensor
   /// cores (cpu) compute the products in full f32.
   bool tf32Dots = false;
-  /// Parses "fp32", "f16", "tf32", "bf16@accum(fp32)", "fp8_e4m3@accum(fp32)"...
-  /// Returns an error message (empty on success) in `error`.
+  /// Parses "fp32", "f16", "tf32", "bf16@accum(fp32)",
+  /// "fp8_e4m3@accum(fp32)"... Returns an error message (empty on success) in
+  /// `error`.
   static std::optional<PrecisionPolicy> parse(const std::string &text,
                                               std::string *error);
   std::string toString() const;
@@ -160,7 +164,7 @@ struct PrecisionPolicy {
 /// tensor and run-time scalar parameter that is present, in declaration
 /// order (constexprs and absent optional tensors are not passed).
 struct AbiArg {
-  int param = -1;        ///< Index into KernelInfo::params.
+  int param = -1; ///< Index into KernelInfo::params.
   bool isTensor = false;
   DType dtype = DType::F32; ///< Tensors: element type. Scalars: F32 or I64.
   int rank = 0;
