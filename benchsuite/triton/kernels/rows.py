@@ -9,7 +9,7 @@ MAX_ELEMENTS_PER_THREAD = 64
 
 # Tessera's tuning hints that a Triton kernel has no use for.
 ROW_HINTS = ("BLOCK_SIZE", "VECTOR_WIDTH", "WARP_REDUCE",
-             "WARP_REDUCE_STAGES")
+             "WARP_REDUCE_STAGES", "ONE_BLOCK")
 
 
 def row_block(dtype, row_len, config, default_warps=None):

@@ -93,6 +93,21 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
     if (d == dims.size())
       break;
   }
+  // Both values of every bool @heuristics constexpr (ONE_BLOCK: the row in
+  // registers or in pieces): launches select either.
+  for (const std::string &name : k.heuristics) {
+    const ParamInfo *p = k.findParam(name);
+    if (!p || !p->defaultValue || !p->defaultValue->isBool())
+      continue;
+    std::vector<Specialization> flipped;
+    for (const Specialization &s : out) {
+      Specialization f = s;
+      f.constants[name] = ConstValue::boolean(!p->defaultValue->getBool());
+      flipped.push_back(std::move(f));
+    }
+    for (Specialization &f : flipped)
+      add(std::move(f));
+  }
   return out;
 }
 
