@@ -6,6 +6,7 @@
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Target/PassUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -158,6 +159,19 @@ int64_t gpu::sharedBytes(ModuleOp module) {
 
 StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
                                           const GpuArch &arch) {
+  // Floating-point multiplies may contract with the adds that use them into
+  // one fma (one rounding instead of two), as nvcc's and Triton's GPU code
+  // do by default. Only the machine code sees this: the sim runs the IR
+  // before it, with separate roundings.
+  module.walk([](mlir::arith::ArithFastMathInterface op) {
+    namespace arith = mlir::arith;
+    if (mlir::isa<arith::MulFOp, arith::AddFOp, arith::SubFOp>(
+            op.getOperation()))
+      op->setAttr(op.getFastMathAttrName(),
+                  arith::FastMathFlagsAttr::get(
+                      op->getContext(), op.getFastMathFlagsAttr().getValue() |
+                                            arith::FastMathFlags::contract));
+  });
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "gpu.module(tessera-expand-float8-casts,"
