@@ -810,9 +810,11 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                              paramWhere(p).c_str(), a.describe().c_str());
   }
 
+  // The shape symbols, for the grid and the heuristics (when needed).
   std::vector<std::pair<std::string, int64_t>> shapes;
-  for (auto &[sym, v] : symbols)
-    shapes.emplace_back(sym, v.first);
+  if (!opts.grid || !info->heuristics.empty())
+    for (auto &[sym, v] : symbols)
+      shapes.emplace_back(sym, v.first);
   if (!info->heuristics.empty()) {
     TESSERA_ASSIGN_OR_RETURN(auto values,
                              module->evaluateHeuristics(name, spec, shapes));

@@ -55,6 +55,17 @@ bool touchesTensors(Operation *op) {
       .wasInterrupted();
 }
 
+/// Cap of the divisibility analyses (a multiple of every run width).
+constexpr int64_t kMaxDivisor = int64_t(1) << 20;
+
+/// Largest power of two dividing `x` (0: every one, capped).
+int64_t pow2Divisor(int64_t x) {
+  if (x == 0)
+    return kMaxDivisor;
+  x = x < 0 ? -x : x;
+  return std::min<int64_t>(kMaxDivisor, x & -x);
+}
+
 /// Largest power of two dividing the value of the scalar `v` (capped), from
 /// how it is computed: constants, products, sums and loop counters.
 /// `dimDivisibility`, when given, answers for `memref.dim` (the innermost
@@ -62,18 +73,11 @@ bool touchesTensors(Operation *op) {
 int64_t divisibility(
     Value v, unsigned depth = 0,
     llvm::function_ref<int64_t(memref::DimOp)> dimDivisibility = nullptr) {
-  static constexpr int64_t kMax = int64_t(1) << 20;
   if (depth > 12)
     return 1;
-  auto pow2 = [](int64_t x) -> int64_t {
-    if (x == 0)
-      return kMax;
-    x = x < 0 ? -x : x;
-    return std::min<int64_t>(kMax, x & -x);
-  };
   if (auto c = v.getDefiningOp<arith::ConstantOp>())
     if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-      return pow2(i.getInt());
+      return pow2Divisor(i.getInt());
   if (auto arg = dyn_cast<BlockArgument>(v))
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
       if (arg == loop.getInductionVar())
@@ -87,12 +91,12 @@ int64_t divisibility(
     return divisibility(def->getOperand(i), depth + 1, dimDivisibility);
   };
   if (auto dim = dyn_cast<memref::DimOp>(def))
-    return dimDivisibility ? std::min(kMax, dimDivisibility(dim)) : 1;
+    return dimDivisibility ? std::min(kMaxDivisor, dimDivisibility(dim)) : 1;
   if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(
           def))
     return operand(0); // (truncation keeps the low bits)
   if (isa<arith::MulIOp>(def))
-    return std::min(kMax, operand(0) * operand(1));
+    return std::min(kMaxDivisor, operand(0) * operand(1));
   if (isa<arith::AddIOp, arith::SubIOp>(def))
     return std::min(operand(0), operand(1));
   return 1;
@@ -787,10 +791,8 @@ std::optional<int64_t> KernelLowering::innermostUniform(Value v,
   if (auto splat = dyn_cast<SplatOp>(def))
     return divisibilityOf(splat.getScalar());
   DenseIntElementsAttr dense;
-  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat()) {
-    int64_t x = dense.getSplatValue<APInt>().getSExtValue();
-    return x == 0 ? int64_t(1) << 20 : std::min<int64_t>(1 << 20, x & -x);
-  }
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
+    return pow2Divisor(dense.getSplatValue<APInt>().getSExtValue());
   if (isa<arith::ExtSIOp, arith::ExtUIOp, arith::IndexCastOp>(def))
     return innermostUniform(def->getOperand(0), depth + 1);
   if (Value src = sameInnermostSource(def))
@@ -800,7 +802,7 @@ std::optional<int64_t> KernelLowering::innermostUniform(Value v,
     auto y = innermostUniform(def->getOperand(1), depth + 1);
     if (!x || !y)
       return std::nullopt;
-    return isa<arith::MulIOp>(def) ? std::min<int64_t>(1 << 20, *x * *y)
+    return isa<arith::MulIOp>(def) ? std::min(kMaxDivisor, *x * *y)
                                    : std::min(*x, *y);
   }
   return std::nullopt;
@@ -812,10 +814,8 @@ std::optional<int64_t> KernelLowering::innermostRamp(Value v, unsigned depth) {
   Operation *def = v.getDefiningOp();
   if (!def)
     return std::nullopt;
-  if (auto ar = dyn_cast<ArangeOp>(def)) {
-    int64_t x = ar.getStart();
-    return x == 0 ? int64_t(1) << 20 : std::min<int64_t>(1 << 20, x & -x);
-  }
+  if (auto ar = dyn_cast<ArangeOp>(def))
+    return pow2Divisor(ar.getStart());
   if (isa<arith::ExtSIOp, arith::ExtUIOp, arith::IndexCastOp>(def))
     return innermostRamp(def->getOperand(0), depth + 1);
   if (Value src = sameInnermostSource(def))
@@ -835,7 +835,7 @@ std::optional<int64_t> KernelLowering::innermostRamp(Value v, unsigned depth) {
 }
 
 int64_t KernelLowering::maskConstancy(Value mask, unsigned depth) {
-  static constexpr int64_t kMax = int64_t(1) << 20;
+  constexpr int64_t kMax = kMaxDivisor;
   if (depth > 12)
     return 1;
   Operation *def = mask.getDefiningOp();

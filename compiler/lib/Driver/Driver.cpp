@@ -201,6 +201,21 @@ Status unknownKernel(const SourceModule &m, const std::string &kernel) {
 }
 } // namespace
 
+/// The names a grid or heuristic expression of `d` sees at a launch: the
+/// specialisation's constants (bindSpecialization) and the shape symbols.
+static StatusOr<sema::ConstEnv>
+launchEnv(const sema::KernelDecl &d, const sema::ConstEnv &moduleConstants,
+          const Specialization &spec,
+          const std::vector<std::pair<std::string, int64_t>> &shapes) {
+  std::string err;
+  auto env = sema::bindSpecialization(d, moduleConstants, spec, &err);
+  if (!env)
+    return invalidArgument("%s", err.c_str());
+  for (auto &[sym, v] : shapes)
+    (*env)[sym] = ConstValue::integer(v);
+  return std::move(*env);
+}
+
 StatusOr<std::vector<int64_t>> SourceModule::evaluateGrid(
     const std::string &kernel, const Specialization &spec,
     const std::vector<std::pair<std::string, int64_t>> &shapes) const {
@@ -210,15 +225,11 @@ StatusOr<std::vector<int64_t>> SourceModule::evaluateGrid(
   if (d->grid.empty())
     return failedPrecondition(
         "kernel '%s' declares no grid; pass one at launch", kernel.c_str());
-  std::string err;
-  auto env = sema::bindSpecialization(*d, impl_->constants, spec, &err);
-  if (!env)
-    return invalidArgument("%s", err.c_str());
-  for (auto &[sym, v] : shapes)
-    (*env)[sym] = ConstValue::integer(v);
+  TESSERA_ASSIGN_OR_RETURN(auto env,
+                           launchEnv(*d, impl_->constants, spec, shapes));
   std::vector<int64_t> grid;
   for (const ast::Expr *e : d->grid) {
-    sema::ConstResult r = sema::evalConst(*e, *env);
+    sema::ConstResult r = sema::evalConst(*e, env);
     if (!r.ok())
       return invalidArgument("grid of '%s': %s", kernel.c_str(),
                              r.error.c_str());
@@ -248,14 +259,10 @@ SourceModule::evaluateHeuristics(
   Specialization base = spec;
   for (const auto &[name, expr] : d->heuristics)
     base.constants.erase(name);
-  std::string err;
-  auto env = sema::bindSpecialization(*d, impl_->constants, base, &err);
-  if (!env)
-    return invalidArgument("%s", err.c_str());
-  for (auto &[sym, v] : shapes)
-    (*env)[sym] = ConstValue::integer(v);
+  TESSERA_ASSIGN_OR_RETURN(auto env,
+                           launchEnv(*d, impl_->constants, base, shapes));
   for (const auto &[name, expr] : d->heuristics) {
-    sema::ConstResult r = sema::evalConst(*expr, *env);
+    sema::ConstResult r = sema::evalConst(*expr, env);
     if (!r.ok())
       return invalidArgument("@heuristics %s of '%s': %s", name.c_str(),
                              kernel.c_str(), r.error.c_str());
@@ -264,7 +271,7 @@ SourceModule::evaluateHeuristics(
                              "integer, got %s",
                              name.c_str(), kernel.c_str(),
                              r.value->toString().c_str());
-    (*env)[name] = *r.value;
+    env[name] = *r.value;
     out.emplace_back(name, *r.value);
   }
   return out;
