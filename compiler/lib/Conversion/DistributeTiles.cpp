@@ -374,6 +374,10 @@ private:
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerConvert(ConvertLayoutOp op, OpBuilder &b, IRMapping &map);
   Value arange(ArangeOp op, OpBuilder &b);
+  /// An integer comparison whose result is constant over runs of c > 1
+  /// registers (`maskConstancy`): one comparison per run, spread over the
+  /// run; null when no such runs exist.
+  Value runConstantCompare(arith::CmpIOp cmp, OpBuilder &b, IRMapping &map);
   /// A block access's offsets and the tensor's extents, in 32 bits under
   /// `tile.index32` (with `fits`: the offsets did fit), index otherwise.
   struct BlockAccess {
@@ -871,6 +875,53 @@ int64_t KernelLowering::maskConstancy(Value mask, unsigned depth) {
         return std::min(*ramp, *ux);
   }
   return 1;
+}
+
+Value KernelLowering::runConstantCompare(arith::CmpIOp cmp, OpBuilder &b,
+                                         IRMapping &map) {
+  auto t = dyn_cast<RankedTensorType>(cmp.getType());
+  Attribute layout = t ? getLayout(t) : Attribute();
+  if (!layout || t.getRank() == 0)
+    return {};
+  auto offs = getRegisterOffsets(layout, t.getShape());
+  int64_t n = offs.size();
+  int64_t c = std::min<int64_t>(maskConstancy(cmp.getResult()), n);
+  // The largest c whose runs are whole in each thread's registers: run k
+  // is registers k*c .. k*c + c - 1, consecutive along the innermost
+  // dimension from a multiple of c.
+  auto runsInRegisters = [&](int64_t c) {
+    if (n % c)
+      return false;
+    for (int64_t r = 0; r < n; r += c) {
+      if (offs[r].back() % c)
+        return false;
+      for (int64_t e = 1; e < c; ++e) {
+        SmallVector<int64_t> want(offs[r]);
+        want.back() += e;
+        if (ArrayRef<int64_t>(offs[r + e]) != ArrayRef<int64_t>(want))
+          return false;
+      }
+    }
+    return true;
+  };
+  while (c > 1 && !runsInRegisters(c))
+    c /= 2;
+  if (c <= 1)
+    return {};
+  // Compare each run's first register only, then spread the results.
+  Location l = cmp.getLoc();
+  SmallVector<int64_t> firsts, spread;
+  for (int64_t r = 0; r < n; r += c)
+    firsts.push_back(r);
+  for (int64_t r = 0; r < n; ++r)
+    spread.push_back(r / c);
+  auto pick = [&](Value v) -> Value {
+    return vector::ShuffleOp::create(b, l, v, v, firsts);
+  };
+  Value few = arith::CmpIOp::create(b, l, cmp.getPredicate(),
+                                    pick(map.lookup(cmp.getLhs())),
+                                    pick(map.lookup(cmp.getRhs())));
+  return vector::ShuffleOp::create(b, l, few, few, spread);
 }
 
 Value KernelLowering::arange(ArangeOp op, OpBuilder &b) {
@@ -2218,6 +2269,11 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       map.map(a, n);
     return success();
   }
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+    if (Value v = runConstantCompare(cmp, b, map)) {
+      map.map(cmp.getResult(), v);
+      return success();
+    }
   Dialect *d = op->getDialect();
   if (d && isa<arith::ArithDialect, math::MathDialect>(d) &&
       op->getNumRegions() == 0) {

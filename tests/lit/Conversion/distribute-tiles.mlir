@@ -263,14 +263,16 @@ func.func @chain(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned =
 // multiple of 4 f32 elements) has one value on every run of 4: each run is
 // one vector load predicated by the run's first mask bit, with no
 // element-by-element fallback. Under tile.index32 the 64-bit comparison
-// of the sign-extended arange with n is done in 32 bits.
+// of the sign-extended arange with n is done in 32 bits, once per run (on
+// each run's first register) and spread over the run.
 // CHECK-LABEL: gpu.func @uniform_mask
 // CHECK: arith.trunci %{{.*}} : i64 to i32
-// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
-// CHECK: vector.extract %{{.*}}[0] : i1 from vector<8xi1>
+// CHECK: %[[FIRSTS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4] : vector<8xi32>, vector<8xi32>
+// CHECK: %[[FEW:.*]] = arith.cmpi slt, %[[FIRSTS]], %{{.*}} : vector<2xi32>
+// CHECK: vector.extract %[[FEW]][0] : i1 from vector<2xi1>
 // CHECK: scf.if
 // CHECK-NEXT: vector.load %{{.*}} {alignment = 16 : i64}
-// CHECK: vector.extract %{{.*}}[4] : i1 from vector<8xi1>
+// CHECK: vector.extract %[[FEW]][1] : i1 from vector<2xi1>
 // CHECK-NOT: memref.load
 // CHECK: gpu.return
 func.func @uniform_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
@@ -284,6 +286,31 @@ func.func @uniform_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned
   %m = arith.cmpi slt, %r64, %ns : tensor<1024xi64>
   %x = tile.load %a[%c0] mask(%m : tensor<1024xi1>) : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
   tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// A comparison constant over runs of 4 that is not a load mask (here a
+// `where`) is also computed once per run and spread over the run's
+// registers.
+// CHECK-LABEL: gpu.func @run_constant_where
+// CHECK: %[[FEW:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: %[[ALL:.*]] = vector.shuffle %[[FEW]], %[[FEW]] [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xi1>, vector<2xi1>
+// CHECK: arith.select %[[ALL]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+func.func @run_constant_where(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c0i = arith.constant 0 : index
+  %d = memref.dim %a, %c0i : memref<?xf32, strided<[1], offset: ?>>
+  %n = arith.index_cast %d : index to i64
+  %r = tile.arange 0 to 1024 : tensor<1024xi32>
+  %r64 = arith.extsi %r : tensor<1024xi32> to tensor<1024xi64>
+  %ns = tile.splat %n : tensor<1024xi64>
+  %m = arith.cmpi slt, %r64, %ns : tensor<1024xi64>
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<1024xf32>
+  %y = arith.select %m, %x, %ninf : tensor<1024xi1>, tensor<1024xf32>
+  tile.store %y, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
   return
 }
 
