@@ -108,7 +108,7 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   kernel.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
-  for (StringRef a : {"tile.num_warps", "tile.num_stages"})
+  for (StringRef a : {"tile.num_warps", "tile.num_stages", "tile.index32"})
     if (Attribute v = f->getAttr(a))
       kernel->setAttr(a, v);
 

@@ -290,6 +290,65 @@ def ExpandArithForGPUPass : Pass<"tessera-expand-arith-for-gpu"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LinearizeGlobalAccessesPass : Pass<"tessera-linearize-global-accesses"> {
+  let summary = "Global accesses through one linear offset, computed early";
+  let description = [{
+    Rewrites, in every `gpu.func` kernel, each `memref.load`/`memref.store`/
+    `vector.load`/`vector.store` of a kernel argument (a global tensor) into an access of a 1-D view of
+    that tensor at the linear element offset `sum(i_d * stride_d)`.
+    The view is made once at kernel entry.
+
+    The offset is computed in front of the outermost `scf.if` around the
+    access whose condition and body the indices do not depend on, not inside
+    it: the masked runs of a tile load or store (one `scf.if` each) then
+    share the address arithmetic of their common outer indices, and the
+    back end folds each run's constant displacement into the address, as it
+    does for one predicated access. Under `tile.index32` (every element
+    offset of every tensor of the launch fits in 31 bits, strides are
+    non-negative) the offset is i32 arithmetic with no-wrap flags, widened
+    once; otherwise index arithmetic.
+
+    Only the machine code sees this: the sim executes the IR before it and
+    keeps its bounds checks against each tensor's shape.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def PredicateGlobalAccessesPass : Pass<"tessera-predicate-global-accesses"> {
+  let summary = "Conditional global loads and stores as predicated PTX accesses";
+  let description = [{
+    Rewrites, in every `gpu.func` kernel, the `scf.if %p` around one access
+    of a 1-D unit-stride global memref (what
+    `tessera-linearize-global-accesses` leaves for each run of a tile load
+    or store) into one predicated PTX access through `llvm.inline_asm`, as
+    Triton emits its loads and stores:
+
+    - a store alone in the then-block (no else): `@$p st.global.v4.b32`;
+    - a load alone in the then-block, yielded, with the else-block yielding
+      a padding value from outside (or its broadcast): the outputs are set
+      to the padding (zero when the padding is poison), then
+      `@$p ld.global.v4.b32` overwrites them.
+
+    A constant added (without wrapping) to the index becomes the address's
+    displacement (`[%rd+2048]`), so the runs of a tile share one address.
+    Accesses of 2, 4, 8 or 16 bytes whose alignment covers their size are
+    rewritten; others keep their branch. The asm has side effects, so LLVM
+    keeps it in order with the other memory operations and barriers.
+
+    Branches make LLVM sink a stored value's computation into its store's
+    block, and ptxas then issues every load feeding the stores first.
+    Without them loads, arithmetic and stores of successive runs
+    interleave. Only the machine code sees this: the sim runs the IR before
+    it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ApproximateMathPass : Pass<"tessera-approximate-math"> {
   let summary = "Replaces transcendental math ops with polynomial approximations";
   let description = [{

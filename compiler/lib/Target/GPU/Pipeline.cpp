@@ -174,7 +174,9 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
   });
   PassManager pm(module.getContext());
   TESSERA_RETURN_IF_ERROR(addPipeline(
-      pm, "gpu.module(tessera-expand-float8-casts,"
+      pm, "gpu.module(tessera-linearize-global-accesses,cse,"
+          "tessera-predicate-global-accesses,"
+          "tessera-expand-float8-casts,"
           "arith-emulate-unsupported-floats{source-types=bf16,f16 "
           "target-type=f32},"
           "tessera-expand-arith-for-gpu,"
