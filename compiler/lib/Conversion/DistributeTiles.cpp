@@ -298,6 +298,11 @@ public:
 
 private:
   bool paddingUnobservable(LoadOp op);
+  /// The extent of dimension `d` of `memref`: of a kernel argument, the
+  /// extent of the first dimension of any argument with the same shape
+  /// symbol (the launch checks they agree), so that the bounds of tensors
+  /// of one shape are one value.
+  Value extentOf(OpBuilder &b, Location l, Value memref, int64_t d);
   bool stageable(LoadOp op);
   /// A workgroup-memory buffer of `elements` elements in the kernel's
   /// dynamic shared memory.
@@ -548,13 +553,35 @@ const ThreadBase &KernelLowering::baseFor(Attribute layout,
   return remember(std::move(tb));
 }
 
+Value KernelLowering::extentOf(OpBuilder &b, Location l, Value memref,
+                               int64_t d) {
+  auto arg = dyn_cast<BlockArgument>(memref);
+  Block &entry = kernel.getBody().front();
+  if (arg && arg.getOwner() == &entry &&
+      arg.getArgNumber() < dimSymbols.size() &&
+      dimSymbols[arg.getArgNumber()]) {
+    ArrayAttr syms = dimSymbols[arg.getArgNumber()];
+    auto sym =
+        d < int64_t(syms.size()) ? dyn_cast<StringAttr>(syms[d]) : StringAttr();
+    if (sym && !sym.getValue().empty())
+      for (auto [i, other] : llvm::enumerate(dimSymbols)) {
+        if (!other)
+          continue;
+        for (auto [j, s] : llvm::enumerate(other))
+          if (s == sym)
+            return memref::DimOp::create(b, l, entry.getArgument(i), j);
+      }
+  }
+  return memref::DimOp::create(b, l, memref, d);
+}
+
 KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
                                                     Value memref,
                                                     ArrayRef<Value> offsets) {
   BlockAccess a;
   Type i32 = b.getI32Type();
   for (auto [d, off] : llvm::enumerate(offsets)) {
-    Value dim = memref::DimOp::create(b, l, memref, d);
+    Value dim = extentOf(b, l, memref, d);
     if (!index32) {
       a.offsets.push_back(
           arith::IndexCastOp::create(b, l, b.getIndexType(), off));
@@ -2476,6 +2503,42 @@ static std::optional<int64_t> index32Bound(Value s, unsigned depth = 0) {
   return std::nullopt;
 }
 
+/// Whether the integer scalar or tile `v` is known to be non-negative from
+/// how it is computed: extents, program ids, non-negative constants and
+/// aranges, splats and casts of those, sums of two of those whose bound
+/// keeps them far from overflow.
+static bool knownNonNegative(Value v, unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return !i.getValue().isNegative();
+    if (auto d = dyn_cast<DenseIntElementsAttr>(c.getValue()))
+      return llvm::none_of(d.getValues<APInt>(),
+                           [](const APInt &x) { return x.isNegative(); });
+    return false;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<memref::DimOp, ProgramIdOp>(def))
+    return true;
+  if (auto a = dyn_cast<ArangeOp>(def))
+    return a.getStartValue() >= 0;
+  if (isa<SplatOp, arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp>(def))
+    return isa<arith::ExtUIOp, arith::IndexCastUIOp>(def) ||
+           knownNonNegative(def->getOperand(0), depth + 1);
+  if (isa<arith::AddIOp>(def)) {
+    auto x = index32Bound(def->getOperand(0));
+    auto y = index32Bound(def->getOperand(1));
+    return x && y && *x + *y < (int64_t(1) << 31) &&
+           knownNonNegative(def->getOperand(0), depth + 1) &&
+           knownNonNegative(def->getOperand(1), depth + 1);
+  }
+  return false;
+}
+
 /// Under `tile.index32`, rewrites comparisons of i64 tiles whose operands
 /// are sign-extended i32 tiles or splats of scalars that fit in 32 bits
 /// (masks such as `arange < n`) into i32 comparisons: one 32-bit compare
@@ -2514,9 +2577,22 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
       auto t = cast<RankedTensorType>(v.getType()).clone(b.getI32Type());
       return SplatOp::create(b, c.getLoc(), t, scalar);
     };
+    bool nonNegative =
+        knownNonNegative(c.getLhs()) && knownNonNegative(c.getRhs());
     Value lhs = narrow32(c.getLhs()), rhs = narrow32(c.getRhs());
     c.getLhsMutable().assign(lhs);
     c.getRhsMutable().assign(rhs);
+    // Between non-negative values signed and unsigned order agree; the
+    // unsigned form is the one of the bounds checks, which then share it.
+    if (nonNegative) {
+      static const std::pair<P, P> kUnsigned[] = {{P::slt, P::ult},
+                                                  {P::sle, P::ule},
+                                                  {P::sgt, P::ugt},
+                                                  {P::sge, P::uge}};
+      for (auto [sp, up] : kUnsigned)
+        if (p == sp)
+          c.setPredicate(up);
+    }
   }
 }
 

@@ -264,11 +264,12 @@ func.func @chain(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned =
 // one vector load predicated by the run's first mask bit, with no
 // element-by-element fallback. Under tile.index32 the 64-bit comparison
 // of the sign-extended arange with n is done in 32 bits, once per run (on
-// each run's first register) and spread over the run.
+// each run's first register) and spread over the run; both sides are
+// non-negative, so it is the unsigned comparison the bounds checks use.
 // CHECK-LABEL: gpu.func @uniform_mask
 // CHECK: arith.trunci %{{.*}} : i64 to i32
 // CHECK: %[[FIRSTS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4] : vector<8xi32>, vector<8xi32>
-// CHECK: %[[FEW:.*]] = arith.cmpi slt, %[[FIRSTS]], %{{.*}} : vector<2xi32>
+// CHECK: %[[FEW:.*]] = arith.cmpi ult, %[[FIRSTS]], %{{.*}} : vector<2xi32>
 // CHECK: vector.extract %[[FEW]][0] : i1 from vector<2xi1>
 // CHECK: scf.if
 // CHECK-NEXT: vector.load %{{.*}} {alignment = 16 : i64}
@@ -295,7 +296,7 @@ func.func @uniform_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned
 // `where`) is also computed once per run and spread over the run's
 // registers.
 // CHECK-LABEL: gpu.func @run_constant_where
-// CHECK: %[[FEW:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: %[[FEW:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : vector<2xi32>
 // CHECK: %[[ALL:.*]] = vector.shuffle %[[FEW]], %[[FEW]] [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xi1>, vector<2xi1>
 // CHECK: arith.select %[[ALL]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
 func.func @run_constant_where(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
@@ -311,6 +312,22 @@ func.func @run_constant_where(%a: memref<?xf32, strided<[1], offset: ?>> {tile.a
   %ninf = arith.constant dense<0xFF800000> : tensor<1024xf32>
   %y = arith.select %m, %x, %ninf : tensor<1024xi1>, tensor<1024xf32>
   tile.store %y, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
+// Dimensions with one shape symbol have one extent (the launch checks they
+// agree): the store into %c is bounded by %a's extent, so the loads' and
+// the stores' bounds checks are the same comparisons.
+// CHECK-LABEL: gpu.func @shared_extent
+// CHECK: memref.dim %arg0
+// CHECK-NOT: memref.dim %arg1
+// CHECK: gpu.return
+func.func @shared_extent(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true, tile.dim_symbols = ["N"]}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true, tile.dim_symbols = ["N"]}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
   return
 }
 
