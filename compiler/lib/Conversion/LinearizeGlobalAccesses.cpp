@@ -169,27 +169,33 @@ private:
     SmallVector<Value> indices(indicesOf(op));
     OpBuilder b(hoistPoint(op, indices));
     Location l = op->getLoc();
-    // In-bounds offsets are non-negative and fit the offset type (31 bits
-    // under tile.index32, whose launches have non-negative strides); an
-    // access out of bounds is not executed, so its offset may wrap.
-    auto flags =
+    // The indices of an in-bounds access are non-negative and its offset
+    // fits the offset type (31 bits under tile.index32, whose launches have
+    // non-negative strides): no wrap, signed or unsigned. An access out of
+    // bounds is not executed, so its offset may wrap.
+    auto noWrap =
         arith::IntegerOverflowFlags::nsw | arith::IntegerOverflowFlags::nuw;
     // Outer dimensions first and the innermost index last, so that the runs
     // of one tile share everything but their last term.
-    // A constant displacement of a unit-stride index is added last, where
-    // the back end folds it into the address.
+    // A constant displacement c >= 0 of a unit-stride index i + c is added
+    // last, where the back end folds it into the address. i alone may be
+    // negative (a tile that starts before the tensor), so from there on
+    // the sums are only known not to wrap as signed values.
     Value lin;
     std::optional<int64_t> displacement;
+    auto flags = noWrap;
     for (auto [d, i] : llvm::enumerate(indices)) {
       Value term = asOffset(b, l, i);
       if (!v.strides[d] && !displacement)
         if (auto add = term.getDefiningOp<arith::AddIOp>())
-          if (auto c = getConstantIntValue(add.getRhs())) {
+          if (auto c = getConstantIntValue(add.getRhs());
+              c && *c > 0 && *c < (int64_t(1) << 20)) {
             displacement = *c;
             term = add.getLhs();
+            flags = arith::IntegerOverflowFlags::nsw;
           }
       if (v.strides[d])
-        term = arith::MulIOp::create(b, l, term, v.strides[d], flags);
+        term = arith::MulIOp::create(b, l, term, v.strides[d], noWrap);
       lin = lin ? arith::AddIOp::create(b, l, lin, term, flags).getResult()
                 : term;
     }

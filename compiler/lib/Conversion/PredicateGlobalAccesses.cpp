@@ -140,9 +140,10 @@ Operation *soleLoad(scf::IfOp ifOp, Value &other) {
 
 /// The byte address of base[index] as an LLVM pointer (aligned pointer +
 /// (view offset + index) * element size) and a constant displacement in
-/// bytes to add to it: `index` = `i + c` (without wrapping) gives the
+/// bytes to add to it: `index` = `i + c` (without signed wrap) gives the
 /// address of base[i] and c * element size, which the access encodes
-/// (`[%rd+2048]`) so that the runs of one tile share one address.
+/// (`[%rd+2048]`) so that the runs of one tile share one address. i may be
+/// negative where i + c is not, so it is widened as a signed value.
 std::pair<Value, int64_t> addressOf(OpBuilder &b, Location l, Value base,
                                     Value index) {
   auto mt = cast<MemRefType>(base.getType());
@@ -151,17 +152,17 @@ std::pair<Value, int64_t> addressOf(OpBuilder &b, Location l, Value base,
   auto peel = [&](Value v) -> Value {
     auto add = v.getDefiningOp<arith::AddIOp>();
     if (!add || !bitEnumContainsAll(add.getOverflowFlags(),
-                                    arith::IntegerOverflowFlags::nuw))
+                                    arith::IntegerOverflowFlags::nsw))
       return {};
     std::optional<int64_t> c = getConstantIntValue(add.getRhs());
-    if (!c || *c < 0 || *c > (int64_t(1) << 20))
+    if (!c || *c <= 0 || *c >= (int64_t(1) << 20))
       return {};
     displacement = *c * elemBytes;
     return add.getLhs();
   };
   if (auto cast = index.getDefiningOp<arith::IndexCastUIOp>()) {
     if (Value rest = peel(cast.getIn()))
-      index = arith::IndexCastUIOp::create(b, l, b.getIndexType(), rest);
+      index = arith::IndexCastOp::create(b, l, b.getIndexType(), rest);
   } else if (Value rest = peel(index)) {
     index = rest;
   }

@@ -5,6 +5,8 @@
 // address's displacement.
 // CHECK-LABEL: gpu.func @store_run
 // CHECK-NOT: scf.if
+// The index without its displacement may be negative: widened as signed.
+// CHECK: arith.index_cast %arg1 : i32 to index
 // CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK: %[[PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
 // CHECK: %[[W:.*]] = vector.bitcast %arg3 : vector<4xf32> to vector<4xi32>
@@ -12,7 +14,7 @@
 gpu.module @m {
   gpu.func @store_run(%arg0: memref<?xf32>, %i: i32, %p: i1, %v: vector<4xf32>) kernel {
     %c512 = arith.constant 512 : i32
-    %j = arith.addi %i, %c512 overflow<nsw, nuw> : i32
+    %j = arith.addi %i, %c512 overflow<nsw> : i32
     %idx = arith.index_castui %j : i32 to index
     scf.if %p {
       vector.store %v, %arg0[%idx] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
