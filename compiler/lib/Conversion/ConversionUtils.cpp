@@ -146,3 +146,20 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   }
   return kernel;
 }
+
+Value tessera::byteAddress(OpBuilder &b, Location l, Value memref,
+                           ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  // Aligned base + (offset + sum(i_d * stride_d)) * element size.
+  auto meta = memref::ExtractStridedMetadataOp::create(b, l, memref);
+  Value lin = meta.getOffset();
+  for (auto [d, ix] : llvm::enumerate(indices))
+    lin = arith::AddIOp::create(
+        b, l, lin, arith::MulIOp::create(b, l, ix, meta.getStrides()[d]));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, l, memref);
+  return arith::AddIOp::create(
+      b, l, base,
+      arith::MulIOp::create(b, l, lin,
+                            arith::ConstantIndexOp::create(b, l, bytes)));
+}

@@ -51,6 +51,10 @@ bool hasUnitInnerStride(MemRefType t);
 Value alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
                 int64_t align);
 
+/// The byte address of memref[indices], as an index: aligned pointer +
+/// (offset + sum(i_d * stride_d)) * element size.
+Value byteAddress(OpBuilder &b, Location l, Value memref, ValueRange indices);
+
 /// The largest of `want`, want/2, ... (at least `least`) that divides
 /// `extent`; 0 when none does.
 int64_t fittingTile(int64_t extent, int64_t want, int64_t least);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConversionUtils.h"
 #include "tessera/Conversion/Passes.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -51,23 +52,6 @@ std::string describe(Operation *op) {
   llvm::raw_string_ostream os(s);
   os << op->getName() << " at " << op->getLoc();
   return s;
-}
-
-/// The byte address of memref[indices], as an index.
-Value addressOf(OpBuilder &b, Location l, Value memref, ValueRange indices) {
-  auto type = cast<MemRefType>(memref.getType());
-  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  // Aligned base + (offset + sum(i_d * stride_d)) * element size.
-  auto meta = memref::ExtractStridedMetadataOp::create(b, l, memref);
-  Value lin = meta.getOffset();
-  for (auto [d, ix] : llvm::enumerate(indices))
-    lin = arith::AddIOp::create(
-        b, l, lin, arith::MulIOp::create(b, l, ix, meta.getStrides()[d]));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, l, memref);
-  return arith::AddIOp::create(
-      b, l, base,
-      arith::MulIOp::create(b, l, lin,
-                            arith::ConstantIndexOp::create(b, l, bytes)));
 }
 
 /// A stack slot for a warp-collective operand or result (allocated once at
@@ -141,7 +125,7 @@ Value guardedAddress(const CheckHooks &hooks, OpBuilder &b, Location l,
   auto ifOp = scf::IfOp::create(
       b, l, inBounds(b, l, memref, indices, extent),
       [&](OpBuilder &tb, Location) {
-        Value addr = addressOf(tb, l, memref, indices);
+        Value addr = tessera::byteAddress(tb, l, memref, indices);
         func::CallOp::create(
             tb, l, hooks.access,
             ValueRange{simCtx, addr,
@@ -179,7 +163,7 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
   // plain arithmetic: computing it for an out-of-bounds index is harmless).
   Value early;
   if (align > 1) {
-    early = addressOf(b, l, memref, indices);
+    early = tessera::byteAddress(b, l, memref, indices);
     Value r = arith::RemUIOp::create(
         b, l, early, arith::ConstantIndexOp::create(b, l, align));
     Value aligned =
@@ -193,7 +177,8 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
   auto ifOp = scf::IfOp::create(
       b, l, ok,
       [&](OpBuilder &tb, Location) {
-        Value addr = early ? early : addressOf(tb, l, memref, indices);
+        Value addr =
+            early ? early : tessera::byteAddress(tb, l, memref, indices);
         func::CallOp::create(
             tb, l, hooks.access,
             ValueRange{simCtx, addr,
@@ -459,8 +444,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       if (report)
         return guardedAddress(hooks, ob, l, memref, indices, extent, bytes,
                               simCtx, site, kind);
-      return arith::IndexCastOp::create(ob, l, ob.getI64Type(),
-                                        addressOf(ob, l, memref, indices));
+      return arith::IndexCastOp::create(
+          ob, l, ob.getI64Type(), tessera::byteAddress(ob, l, memref, indices));
     };
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {

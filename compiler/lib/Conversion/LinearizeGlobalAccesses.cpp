@@ -50,7 +50,7 @@ public:
     kernel.walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, vector::StoreOp>(
               op))
-        if (viewFor(memrefOf(op)))
+        if (viewFor(op->getOperand(memrefOperand(op))))
           accesses.push_back(op);
     });
     for (Operation *op : accesses)
@@ -58,28 +58,9 @@ public:
   }
 
 private:
-  static Value memrefOf(Operation *op) {
-    if (auto o = dyn_cast<memref::LoadOp>(op))
-      return o.getMemRef();
-    if (auto o = dyn_cast<memref::StoreOp>(op))
-      return o.getMemRef();
-    if (auto o = dyn_cast<vector::LoadOp>(op))
-      return o.getBase();
-    return cast<vector::StoreOp>(op).getBase();
-  }
-
-  static ValueRange indicesOf(Operation *op) {
-    if (auto o = dyn_cast<memref::LoadOp>(op))
-      return o.getIndices();
-    if (auto o = dyn_cast<memref::StoreOp>(op))
-      return o.getIndices();
-    if (auto o = dyn_cast<vector::LoadOp>(op))
-      return o.getIndices();
-    return cast<vector::StoreOp>(op).getIndices();
-  }
-
-  Type offsetType(OpBuilder &b) const {
-    return index32 ? Type(b.getI32Type()) : Type(b.getIndexType());
+  /// Where the memref operand of a load or store is: its indices follow.
+  static unsigned memrefOperand(Operation *op) {
+    return isa<memref::StoreOp, vector::StoreOp>(op) ? 1 : 0;
   }
 
   /// The view of a kernel argument in global memory with a strided layout,
@@ -164,9 +145,9 @@ private:
   }
 
   void rewrite(Operation *op) {
-    Value memref = memrefOf(op);
-    const FlatView &v = *viewFor(memref);
-    SmallVector<Value> indices(indicesOf(op));
+    unsigned at = memrefOperand(op);
+    const FlatView &v = *viewFor(op->getOperand(at));
+    SmallVector<Value> indices(op->getOperands().drop_front(at + 1));
     OpBuilder b(hoistPoint(op, indices));
     Location l = op->getLoc();
     // The indices of an in-bounds access are non-negative and its offset
@@ -212,20 +193,7 @@ private:
       lin = arith::IndexCastUIOp::create(b, l, b.getIndexType(), lin);
 
     // In place: the accesses keep their attributes (alignment, ...).
-    if (auto o = dyn_cast<memref::LoadOp>(op)) {
-      o.getMemrefMutable().assign(v.view);
-      o.getIndicesMutable().assign(lin);
-    } else if (auto o = dyn_cast<memref::StoreOp>(op)) {
-      o.getMemrefMutable().assign(v.view);
-      o.getIndicesMutable().assign(lin);
-    } else if (auto o = dyn_cast<vector::LoadOp>(op)) {
-      o.getBaseMutable().assign(v.view);
-      o.getIndicesMutable().assign(lin);
-    } else {
-      auto s = cast<vector::StoreOp>(op);
-      s.getBaseMutable().assign(v.view);
-      s.getIndicesMutable().assign(lin);
-    }
+    op->setOperands(at, indices.size() + 1, {v.view, lin});
   }
 
   gpu::GPUFuncOp kernel;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConversionUtils.h"
 #include "tessera/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,69 +35,77 @@ using namespace mlir;
 
 namespace {
 
-/// Whether an access of `bytes` bytes aligned to `align` through `base` can
-/// be one PTX global access: a 1-D unit-stride global memref, 2, 4, 8 or 16
-/// bytes, aligned to their size.
-bool predicable(Value base, int64_t bytes, int64_t align) {
-  auto mt = dyn_cast<MemRefType>(base.getType());
-  if (!mt || mt.getRank() != 1 || mt.getMemorySpace() ||
-      !mt.isLastDimUnitStride())
-    return false;
-  if (bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16)
-    return false;
-  return align >= bytes;
+/// The bytes a load or store of `type` (a scalar or a 1-D fixed vector)
+/// moves; 0 for other types.
+int64_t bytesOf(Type type) {
+  if (auto vt = dyn_cast<VectorType>(type))
+    return vt.getRank() == 1 && !vt.isScalable() &&
+                   vt.getElementType().isIntOrFloat()
+               ? vt.getNumElements() * vt.getElementTypeBitWidth() / 8
+               : 0;
+  return type.isIntOrFloat() ? type.getIntOrFloatBitWidth() / 8 : 0;
 }
 
-/// The store alone in `ifOp`'s then-block, when it can become one predicated
-/// PTX store: to a 1-D unit-stride global memref, with every operand from
-/// outside, 2, 4, 8 or 16 bytes at an address aligned to that size.
+/// Whether `op`, a load or store inside `ifOp`, can be one predicated PTX
+/// global access: a plain (not nontemporal) access of 2, 4, 8 or 16 bytes,
+/// aligned to its size (scalars naturally), of a 1-D unit-stride global
+/// memref, with every operand from outside `ifOp`.
+bool predicable(scf::IfOp ifOp, Operation *op) {
+  Value base;
+  Type type;
+  std::optional<uint64_t> align;
+  bool nontemporal = false;
+  if (auto o = dyn_cast<vector::LoadOp>(op)) {
+    base = o.getBase(), type = o.getVectorType(), align = o.getAlignment();
+    nontemporal = o.getNontemporal();
+  } else if (auto o = dyn_cast<vector::StoreOp>(op)) {
+    base = o.getBase(), type = o.getVectorType(), align = o.getAlignment();
+    nontemporal = o.getNontemporal();
+  } else if (auto o = dyn_cast<memref::LoadOp>(op)) {
+    base = o.getMemRef(), type = o.getType(), align = bytesOf(type);
+    nontemporal = o.getNontemporal();
+  } else if (auto o = dyn_cast<memref::StoreOp>(op)) {
+    base = o.getMemRef(), type = o.getValueToStore().getType();
+    align = bytesOf(type), nontemporal = o.getNontemporal();
+  } else {
+    return false;
+  }
+  auto mt = cast<MemRefType>(base.getType());
+  int64_t bytes = bytesOf(type);
+  if (nontemporal || mt.getRank() != 1 || mt.getMemorySpace() ||
+      !mt.isLastDimUnitStride() ||
+      (bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) ||
+      int64_t(align.value_or(0)) < bytes)
+    return false;
+  return llvm::none_of(op->getOperands(), [&](Value v) {
+    return ifOp->isAncestor(v.getParentRegion()->getParentOp());
+  });
+}
+
+/// The store alone in `ifOp`'s then-block (no results, no else), when it
+/// is `predicable`.
 Operation *soleStore(scf::IfOp ifOp) {
   if (ifOp.getNumResults() || !ifOp.getElseRegion().empty())
     return nullptr;
   Block &then = ifOp.getThenRegion().front();
-  if (then.getOperations().size() != 2)
-    return nullptr;
   Operation *st = &then.front();
-  Value base, value;
-  int64_t bytes = 0, align = 0;
-  if (auto s = dyn_cast<vector::StoreOp>(st)) {
-    if (s.getNontemporal())
-      return nullptr;
-    base = s.getBase();
-    value = s.getValueToStore();
-    VectorType vt = s.getVectorType();
-    if (vt.getRank() != 1 || vt.isScalable())
-      return nullptr;
-    bytes = vt.getNumElements() * vt.getElementTypeBitWidth() / 8;
-    align = s.getAlignment().value_or(0);
-  } else if (auto s = dyn_cast<memref::StoreOp>(st)) {
-    if (s.getNontemporal())
-      return nullptr;
-    base = s.getMemRef();
-    value = s.getValueToStore();
-    bytes = value.getType().getIntOrFloatBitWidth() / 8;
-    align = bytes; // a scalar is naturally aligned
-  } else {
+  if (then.getOperations().size() != 2 || st->getNumResults() ||
+      !predicable(ifOp, st))
     return nullptr;
-  }
-  if (value.getType().isIndex() || !predicable(base, bytes, align))
-    return nullptr;
-  for (Value v : st->getOperands())
-    if (ifOp->isAncestor(v.getParentRegion()->getParentOp()))
-      return nullptr;
   return st;
 }
 
-/// The load alone in `ifOp`'s then-block, yielded, when the else-block
-/// yields a value from outside (or its broadcast): the padded read of one
-/// run. The same conditions on the access as for stores.
+/// The load alone in `ifOp`'s then-block, yielded, when it is `predicable`
+/// and the else-block yields a value from outside (or its broadcast): the
+/// padded read of one run.
 Operation *soleLoad(scf::IfOp ifOp, Value &other) {
   if (ifOp.getNumResults() != 1 || ifOp.getElseRegion().empty())
     return nullptr;
   Block &then = ifOp.getThenRegion().front();
   Block &els = ifOp.getElseRegion().front();
-  if (then.getOperations().size() != 2 ||
-      then.getTerminator()->getOperand(0) != then.front().getResult(0))
+  Operation *ld = &then.front();
+  if (then.getOperations().size() != 2 || ld->getNumResults() != 1 ||
+      then.getTerminator()->getOperand(0) != ld->getResult(0))
     return nullptr;
   other = els.getTerminator()->getOperand(0);
   if (els.getOperations().size() == 2) {
@@ -107,47 +116,22 @@ Operation *soleLoad(scf::IfOp ifOp, Value &other) {
   } else if (els.getOperations().size() != 1) {
     return nullptr;
   }
-  if (ifOp->isAncestor(other.getParentRegion()->getParentOp()))
+  if (ifOp->isAncestor(other.getParentRegion()->getParentOp()) ||
+      !predicable(ifOp, ld))
     return nullptr;
-  Operation *ld = &then.front();
-  Value base;
-  int64_t bytes = 0, align = 0;
-  if (auto v = dyn_cast<vector::LoadOp>(ld)) {
-    if (v.getNontemporal())
-      return nullptr;
-    base = v.getBase();
-    VectorType vt = v.getVectorType();
-    if (vt.getRank() != 1 || vt.isScalable())
-      return nullptr;
-    bytes = vt.getNumElements() * vt.getElementTypeBitWidth() / 8;
-    align = v.getAlignment().value_or(0);
-  } else if (auto v = dyn_cast<memref::LoadOp>(ld)) {
-    if (v.getNontemporal() || v.getType().isIndex())
-      return nullptr;
-    base = v.getMemRef();
-    bytes = v.getType().getIntOrFloatBitWidth() / 8;
-    align = bytes;
-  } else {
-    return nullptr;
-  }
-  if (!predicable(base, bytes, align))
-    return nullptr;
-  for (Value v : ld->getOperands())
-    if (ifOp->isAncestor(v.getParentRegion()->getParentOp()))
-      return nullptr;
   return ld;
 }
 
-/// The byte address of base[index] as an LLVM pointer (aligned pointer +
-/// (view offset + index) * element size) and a constant displacement in
+/// The byte address of base[index] as an LLVM pointer (`byteAddress`) and
+/// a constant displacement in
 /// bytes to add to it: `index` = `i + c` (without signed wrap) gives the
 /// address of base[i] and c * element size, which the access encodes
 /// (`[%rd+2048]`) so that the runs of one tile share one address. i may be
 /// negative where i + c is not, so it is widened as a signed value.
 std::pair<Value, int64_t> addressOf(OpBuilder &b, Location l, Value base,
                                     Value index) {
-  auto mt = cast<MemRefType>(base.getType());
-  int64_t elemBytes = std::max<int64_t>(1, mt.getElementTypeBitWidth() / 8);
+  int64_t elemBytes = std::max<int64_t>(
+      1, cast<MemRefType>(base.getType()).getElementTypeBitWidth() / 8);
   int64_t displacement = 0;
   auto peel = [&](Value v) -> Value {
     auto add = v.getDefiningOp<arith::AddIOp>();
@@ -166,21 +150,7 @@ std::pair<Value, int64_t> addressOf(OpBuilder &b, Location l, Value base,
   } else if (Value rest = peel(index)) {
     index = rest;
   }
-  SmallVector<int64_t> strides;
-  int64_t offset = 0;
-  (void)mt.getStridesAndOffset(strides, offset);
-  Value lin = index;
-  if (ShapedType::isDynamic(offset)) {
-    auto meta = memref::ExtractStridedMetadataOp::create(b, l, base);
-    lin = arith::AddIOp::create(b, l, meta.getOffset(), lin);
-  } else if (offset) {
-    lin = arith::AddIOp::create(b, l, lin,
-                                arith::ConstantIndexOp::create(b, l, offset));
-  }
-  Value addr = arith::AddIOp::create(
-      b, l, memref::ExtractAlignedPointerAsIndexOp::create(b, l, base),
-      arith::MulIOp::create(b, l, lin,
-                            arith::ConstantIndexOp::create(b, l, elemBytes)));
+  Value addr = tessera::byteAddress(b, l, base, index);
   Value ptr = LLVM::IntToPtrOp::create(
       b, l, LLVM::LLVMPointerType::get(b.getContext()),
       arith::IndexCastUIOp::create(b, l, b.getI64Type(), addr).getResult());
@@ -204,9 +174,7 @@ struct Words {
 };
 
 Words wordsFor(OpBuilder &b, Type type) {
-  auto vt = dyn_cast<VectorType>(type);
-  int64_t bytes = vt ? vt.getNumElements() * vt.getElementTypeBitWidth() / 8
-                     : type.getIntOrFloatBitWidth() / 8;
+  int64_t bytes = bytesOf(type);
   if (bytes == 2)
     return {b.getI16Type(), 1, "b16", "h"};
   return {b.getI32Type(), bytes / 4, "b32", "r"};
@@ -279,8 +247,7 @@ void predicateLoad(scf::IfOp ifOp, Operation *ld, Value other) {
   // Outputs $0 .. $k-1 start as the padding, then the predicated load
   // overwrites them. Padding nobody reads (poison) is still zero: ptxas
   // allocates registers for a predicated load whose destinations have no
-  // prior value far worse (layernorm's 4096-wide row: 116 registers
-  // instead of 72).
+  // prior value far worse (see the whole-row layer norm on the scorecard).
   bool pad = true;
   if (other.getDefiningOp<LLVM::PoisonOp>() ||
       other.getDefiningOp<ub::PoisonOp>()) {
