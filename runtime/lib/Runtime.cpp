@@ -282,6 +282,11 @@ struct Kernel::Impl {
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
+  /// SourceModule::index32GridBound for the index32 variant of a launch,
+  /// cached by its `@heuristics` values.
+  std::array<int64_t, 3> index32GridBound(const Checked &c) const;
+  mutable std::mutex gridBoundMutex;
+  mutable std::map<std::string, std::array<int64_t, 3>> gridBounds;
   /// Kernel::launch run `launches` times; with `ms` also the mean time of
   /// one (see Kernel::launchTimedBatch).
   Status launch(const std::vector<Arg> &args, const LaunchOptions &opts,
@@ -463,6 +468,13 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
   TESSERA_ASSIGN_OR_RETURN(auto exe,
                            simVariant(c.unitMask, c.absentMask, c.alignedMask,
                                       c.index32, c.heuristics, counters));
+  for (int d = 0; d < 3; ++d)
+    if (c.grid[d] > exe->gridBound()[d])
+      return internalError(
+          "kernel '%s': the code of this launch assumes at most %lld program "
+          "instances on grid axis %d, the launch has %lld",
+          name.c_str(), (long long)exe->gridBound()[d], d,
+          (long long)c.grid[d]);
   const int64_t arenaBytes = exe->sharedBytes();
   const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
   std::mutex errMutex;
@@ -848,10 +860,32 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                              (long long)out.grid[0], (long long)out.grid[1],
                              (long long)out.grid[2]);
   }
+  // The index32 code takes program ids to be below the kernel's grid
+  // bound; a larger grid runs the 64-bit code.
+  if (out.index32 && module) {
+    std::array<int64_t, 3> bound = index32GridBound(out);
+    for (size_t i = 0; i < 3; ++i)
+      if (out.grid[i] > bound[i])
+        out.index32 = false;
+  }
   // What the sim kernel receives (cuda launches test the device copies).
   if (device == DeviceKind::Sim)
     out.alignedMask = alignedMaskOf(args);
   return out;
+}
+
+std::array<int64_t, 3> Kernel::Impl::index32GridBound(const Checked &c) const {
+  std::lock_guard<std::mutex> lock(gridBoundMutex);
+  auto it = gridBounds.find(c.heuristics);
+  if (it == gridBounds.end()) {
+    // The specialisation the index32 variant is compiled with.
+    Specialization s = variantSpec(
+        spec, *info,
+        VariantKey{c.unitMask, c.absentMask, 0, true, c.heuristics});
+    it = gridBounds.emplace(c.heuristics, module->index32GridBound(name, s))
+             .first;
+  }
+  return it->second;
 }
 
 //===----------------------------------------------------------------------===//

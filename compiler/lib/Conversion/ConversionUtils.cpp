@@ -112,6 +112,9 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
     if (Attribute v = f->getAttr(a))
       kernel->setAttr(a, v);
 
+  // The launch keeps each grid axis within tile.grid_bound (index32).
+  auto bound = f->getAttrOfType<DenseI64ArrayAttr>("tile.grid_bound");
+
   // Move the body over (the new function's entry block is replaced).
   Region &dst = kernel.getBody();
   dst.getBlocks().clear();
@@ -134,11 +137,19 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   for (Operation *op : ids) {
     OpBuilder ob(op);
     Value v;
+    int64_t axis = 0;
     if (auto p = dyn_cast<tile::ProgramIdOp>(op))
-      v = gpu::BlockIdOp::create(ob, op->getLoc(), dims[p.getAxis()]);
+      axis = p.getAxis();
     else
-      v = gpu::GridDimOp::create(ob, op->getLoc(),
-                                 dims[cast<tile::NumProgramsOp>(op).getAxis()]);
+      axis = cast<tile::NumProgramsOp>(op).getAxis();
+    auto dim = gpu::DimensionAttr::get(ctx, dims[axis]);
+    IntegerAttr upper;
+    if (bound && axis < int64_t(bound.size()))
+      upper = ob.getIndexAttr(bound[axis]);
+    if (isa<tile::ProgramIdOp>(op))
+      v = gpu::BlockIdOp::create(ob, op->getLoc(), dim, upper);
+    else
+      v = gpu::GridDimOp::create(ob, op->getLoc(), dim, upper);
     v = arith::IndexCastOp::create(ob, op->getLoc(), op->getResult(0).getType(),
                                    v);
     op->getResult(0).replaceAllUsesWith(v);

@@ -575,6 +575,8 @@ Value KernelLowering::extentOf(OpBuilder &b, Location l, Value memref,
   return memref::DimOp::create(b, l, memref, d);
 }
 
+static std::optional<int64_t> index32Bound(Value s, unsigned depth = 0);
+
 KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
                                                     Value memref,
                                                     ArrayRef<Value> offsets) {
@@ -589,8 +591,14 @@ KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
       continue;
     }
     // The launch guarantees 31-bit extents; an offset outside 32 bits
-    // addresses nothing in the tensor.
+    // addresses nothing in the tensor. Offsets known to fit need no test.
     Value o = arith::TruncIOp::create(b, l, i32, off);
+    if (std::optional<int64_t> bound = index32Bound(off);
+        bound && *bound <= std::numeric_limits<int32_t>::max()) {
+      a.offsets.push_back(o);
+      a.extents.push_back(arith::IndexCastOp::create(b, l, i32, dim));
+      continue;
+    }
     Value back = arith::ExtSIOp::create(b, l, off.getType(), o);
     Value fits =
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, back, off);
@@ -2475,9 +2483,10 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
 }
 
 /// Under `tile.index32`, a bound on |s| for the integer scalar `s` from how
-/// it is computed: tensor extents (below 2^31), program ids (below
-/// 2^31 - 1), constants, sums and differences; nullopt when unknown.
-static std::optional<int64_t> index32Bound(Value s, unsigned depth = 0) {
+/// it is computed: tensor extents (below 2^31), program ids (below their
+/// `upper_bound`, else below 2^31 - 1), constants, sums, differences and
+/// products; nullopt when unknown.
+static std::optional<int64_t> index32Bound(Value s, unsigned depth) {
   if (depth > 8)
     return std::nullopt;
   if (auto c = s.getDefiningOp<arith::ConstantOp>())
@@ -2490,15 +2499,23 @@ static std::optional<int64_t> index32Bound(Value s, unsigned depth = 0) {
     return std::nullopt;
   if (isa<memref::DimOp>(def))
     return (int64_t(1) << 31) - 1;
+  if (auto id = dyn_cast<gpu::BlockIdOp>(def))
+    return id.getUpperBound()
+               ? std::max<int64_t>(id.getUpperBound()->getSExtValue() - 1, 0)
+               : (int64_t(1) << 31) - 2;
   if (isa<ProgramIdOp>(def))
     return (int64_t(1) << 31) - 2;
   if (isa<arith::IndexCastOp, arith::ExtSIOp>(def))
     return index32Bound(def->getOperand(0), depth + 1);
-  if (isa<arith::AddIOp, arith::SubIOp>(def)) {
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
     auto x = index32Bound(def->getOperand(0), depth + 1);
     auto y = index32Bound(def->getOperand(1), depth + 1);
-    if (x && y)
-      return *x + *y;
+    int64_t r;
+    if (!x || !y ||
+        (isa<arith::MulIOp>(def) ? llvm::MulOverflow(*x, *y, r)
+                                 : llvm::AddOverflow(*x, *y, r)))
+      return std::nullopt;
+    return r;
   }
   return std::nullopt;
 }

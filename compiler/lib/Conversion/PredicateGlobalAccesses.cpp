@@ -127,7 +127,8 @@ Operation *soleLoad(scf::IfOp ifOp, Value &other) {
 /// bytes to add to it: `index` = `i + c` (without signed wrap) gives the
 /// address of base[i] and c * element size, which the access encodes
 /// (`[%rd+2048]`) so that the runs of one tile share one address. i may be
-/// negative where i + c is not, so it is widened as a signed value.
+/// negative where i + c is not, so an i32 index is widened as a signed
+/// value.
 std::pair<Value, int64_t> addressOf(OpBuilder &b, Location l, Value base,
                                     Value index) {
   int64_t elemBytes = std::max<int64_t>(
@@ -144,9 +145,16 @@ std::pair<Value, int64_t> addressOf(OpBuilder &b, Location l, Value base,
     displacement = *c * elemBytes;
     return add.getLhs();
   };
-  if (auto cast = index.getDefiningOp<arith::IndexCastUIOp>()) {
-    if (Value rest = peel(cast.getIn()))
-      index = arith::IndexCastOp::create(b, l, b.getIndexType(), rest);
+  auto cast = index.getDefiningOp<arith::IndexCastUIOp>();
+  if (cast && cast.getIn().getType().isInteger(32)) {
+    // An executed access is in bounds, where the i32 index (31 bits under
+    // tile.index32) is non-negative: widened as a signed value it matches
+    // the widening of the runs whose displacement is peeled, so all runs
+    // share one address.
+    Value narrow = cast.getIn();
+    if (Value rest = peel(narrow))
+      narrow = rest;
+    index = arith::IndexCastOp::create(b, l, b.getIndexType(), narrow);
   } else if (Value rest = peel(index)) {
     index = rest;
   }

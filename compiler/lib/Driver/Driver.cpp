@@ -10,6 +10,7 @@
 #include "tessera/Target/CUDA/Assembler.h"
 #include "tessera/Target/GPU/Pipeline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Parser/Parser.h"
 
@@ -18,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <limits>
 #include <map>
 
 using namespace tessera;
@@ -244,6 +246,27 @@ StatusOr<std::vector<int64_t>> SourceModule::evaluateGrid(
   return grid;
 }
 
+std::array<int64_t, 3>
+SourceModule::index32GridBound(const std::string &kernel,
+                               const Specialization &spec) const {
+  std::array<int64_t, 3> bound{kNoGridBound, kNoGridBound, kNoGridBound};
+  const sema::KernelDecl *d = impl_->find(kernel);
+  if (!d)
+    return bound;
+  std::vector<std::pair<std::string, int64_t>> shapes;
+  for (const std::string &sym : d->info.shapeSymbols)
+    shapes.emplace_back(sym, std::numeric_limits<int32_t>::max());
+  auto env = launchEnv(*d, impl_->constants, spec, shapes);
+  if (!env.ok())
+    return bound;
+  for (size_t i = 0; i < d->grid.size() && i < bound.size(); ++i) {
+    sema::ConstResult r = sema::evalConst(*d->grid[i], *env);
+    if (r.ok() && r.value->isInt() && r.value->getInt() >= 0)
+      bound[i] = std::min(r.value->getInt(), kNoGridBound);
+  }
+  return bound;
+}
+
 StatusOr<std::vector<std::pair<std::string, ConstValue>>>
 SourceModule::evaluateHeuristics(
     const std::string &kernel, const Specialization &spec,
@@ -335,6 +358,17 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
   if (warnings)
     *warnings = diags.render();
   auto mod = std::move(k.module);
+  // Under index32 the launch keeps every grid axis within
+  // index32GridBound, which the GPU lowering takes as the range of
+  // program_id (tile.grid_bound).
+  if (spec.index32) {
+    std::array<int64_t, 3> bound = module.index32GridBound(kernel, spec);
+    mlir::Builder b(&ctx);
+    mod->walk([&](mlir::func::FuncOp f) {
+      if (f->hasAttr("tile.kernel"))
+        f->setAttr("tile.grid_bound", b.getDenseI64ArrayAttr(bound));
+    });
+  }
   if (meta) {
     meta->abi = k.abi;
     meta->numWarps = k.numWarps;
@@ -531,6 +565,7 @@ struct SimExecutable::Impl {
   int64_t sharedBytes = 0;
   std::vector<std::string> sites;
   int64_t blockSize = 128;
+  std::array<int64_t, 3> gridBound{kNoGridBound, kNoGridBound, kNoGridBound};
   StageTimes times;
 };
 
@@ -545,6 +580,9 @@ const std::vector<std::string> &SimExecutable::accessSites() const {
   return impl_->sites;
 }
 const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
+const std::array<int64_t, 3> &SimExecutable::gridBound() const {
+  return impl_->gridBound;
+}
 const StageTimes &SimExecutable::times() const { return impl_->times; }
 uint64_t SimExecutable::codeFingerprint() const { return impl_->fingerprint; }
 
@@ -567,6 +605,17 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
     if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
       impl->sharedBytes = a.getInt();
     attributions = f.getNumWorkgroupAttributions();
+    auto bound = [&](mlir::gpu::Dimension d, std::optional<llvm::APInt> ub) {
+      auto &b = impl->gridBound[static_cast<int>(d)];
+      if (ub)
+        b = std::min(b, ub->getSExtValue());
+    };
+    f.walk([&](mlir::Operation *op) {
+      if (auto id = mlir::dyn_cast<mlir::gpu::BlockIdOp>(op))
+        bound(id.getDimension(), id.getUpperBound());
+      else if (auto n = mlir::dyn_cast<mlir::gpu::GridDimOp>(op))
+        bound(n.getDimension(), n.getUpperBound());
+    });
   });
   if (!found)
     return internalError("no GPU kernel '%s' to simulate", kernel.c_str());

@@ -25,6 +25,31 @@ gpu.module @m {
 
 // -----
 
+// The run at the tile's start is widened as signed too (its executed index
+// is non-negative), the same value as its neighbour's: one address.
+// CHECK-LABEL: gpu.func @store_runs
+// CHECK: arith.index_cast %arg1 : i32 to index
+// CHECK: st.global.v4.b32 [$1],
+// CHECK: arith.index_cast %arg1 : i32 to index
+// CHECK: st.global.v4.b32 [$1+2048],
+gpu.module @m {
+  gpu.func @store_runs(%arg0: memref<?xf32>, %i: i32, %p: i1, %q: i1, %v: vector<4xf32>) kernel {
+    %c512 = arith.constant 512 : i32
+    %idx0 = arith.index_castui %i : i32 to index
+    scf.if %p {
+      vector.store %v, %arg0[%idx0] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+    }
+    %j = arith.addi %i, %c512 overflow<nsw> : i32
+    %idx1 = arith.index_castui %j : i32 to index
+    scf.if %q {
+      vector.store %v, %arg0[%idx1] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
 // A padded run of a tile load: the outputs start as the padding (zero for
 // poison padding) and the predicated load overwrites them.
 // CHECK-LABEL: gpu.func @load_runs

@@ -101,6 +101,33 @@ def k(x: Tensor["N", dtype], y: Tensor["N", 4, f16], alpha: float = 2.0,
   EXPECT_EQ((*grid)[0], 16);
 }
 
+// Under index32 a grid axis may hold what the grid reaches at 31-bit shapes.
+TEST(Signature, Index32GridBoundIsTheGridAtTheLargestShapes) {
+  auto m = driver::SourceModule::parse("b.tile", R"(
+@kernel(grid=(cdiv(N, BLOCK), M, 4))
+def k(x: Tensor["M", "N", f32], BLOCK: constexpr = 1024):
+    pass
+
+@kernel(grid=(M * N,))
+def wide(x: Tensor["M", "N", f32]):
+    pass
+
+@kernel
+def nogrid(x: Tensor["N", f32]):
+    pass
+)");
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  using Bound = std::array<int64_t, 3>;
+  constexpr int64_t kMax = driver::kNoGridBound;
+  EXPECT_EQ((*m)->index32GridBound("k", {}), (Bound{1 << 21, kMax, 4}));
+  Specialization s;
+  s.constants["BLOCK"] = ConstValue::integer(4096);
+  EXPECT_EQ((*m)->index32GridBound("k", s), (Bound{1 << 19, kMax, 4}));
+  // Capped at what CUDA allows; no grid, no bound.
+  EXPECT_EQ((*m)->index32GridBound("wide", {}), (Bound{kMax, kMax, kMax}));
+  EXPECT_EQ((*m)->index32GridBound("nogrid", {}), (Bound{kMax, kMax, kMax}));
+}
+
 TEST(Signature, UnsupportedDTypesAreRejectedClearly) {
   auto m = driver::SourceModule::parse(
       "f.tile", "@kernel\ndef k(x: Tensor[\"N\", fp4]):\n    pass\n");
@@ -127,7 +154,9 @@ def k(x: Tensor["N", f32], MODE: str = "a"):
   b.constants["MODE"] = ConstValue::string("b");
   auto bad = driver::emit(**m, "k", b, driver::EmitKind::Tile);
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("g.tile:8:9: error: undefined name 'this_is_not_checked'"));
+  EXPECT_THAT(
+      bad.status().message(),
+      HasSubstr("g.tile:8:9: error: undefined name 'this_is_not_checked'"));
 }
 
 TEST(MLIRGen, RuntimeLoopCarriesWidenedValues) {

@@ -29,6 +29,12 @@ def scale(x: Tensor["N", f32], y: Tensor["N", f32], s: float, BLOCK: constexpr =
 def pair(a: Tensor["M", "K", f16], b: Tensor["K", 4, f16], n: int):
     pass
 
+@kernel(grid=(1,))
+def first(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 64):
+    off = tile.program_id(0) * BLOCK
+    tile.store(y, tile.load(x, offsets=(off,), shape=(BLOCK,)) * 2.0,
+               offsets=(off,))
+
 @kernel(grid=(cdiv(N, BLOCK),))
 def center(x: Tensor["N", f32], y: Tensor["N", f32], BLOCK: constexpr = 64):
     off = tile.program_id(0) * BLOCK
@@ -403,6 +409,32 @@ TEST(RuntimeApi, SimRunsTheGpuLowering) {
                     TensorView::contiguous(y.data(), DType::F32, {150}),
                     Arg(3.0)});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+// The 31-bit code of `first` takes program ids to be below its declared
+// grid (the sim refuses launches beyond what the code assumes); a larger
+// grid given at launch runs the 64-bit code.
+TEST(RuntimeApi, GridsBeyondTheIndex32BoundRunThe64BitCode) {
+  auto prog = rt().loadSource("first.tile", kSource);
+  ASSERT_TRUE(prog.ok());
+  auto k = rt().compile(**prog, "first", {}, DeviceKind::Sim);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::vector<float> x(256), y(256, -1);
+  for (int i = 0; i < 256; ++i)
+    x[i] = float(i);
+  auto launch = [&](std::optional<std::array<int64_t, 3>> grid) {
+    return (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {256}),
+                         TensorView::contiguous(y.data(), DType::F32, {256})},
+                        {.grid = grid});
+  };
+  Status s = launch(std::nullopt);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(y[63], 126.0f);
+  EXPECT_EQ(y[64], -1.0f);
+  s = launch(std::array<int64_t, 3>{4, 1, 1});
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(y[i], 2.0f * float(i)) << i;
 }
 
 // @heuristics constexprs follow each launch's shapes: one Kernel runs the

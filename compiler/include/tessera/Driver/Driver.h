@@ -13,12 +13,16 @@
 #include "tessera/Support/KernelInfo.h"
 #include "tessera/Support/Status.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace tessera::driver {
+
+/// No bound on a grid axis: the largest grid extent CUDA allows.
+inline constexpr int64_t kNoGridBound = (int64_t(1) << 31) - 1;
 
 /// Wall-clock time of each compilation stage, in milliseconds.
 struct StageTimes {
@@ -62,6 +66,16 @@ public:
   StatusOr<std::vector<int64_t>> evaluateGrid(
       const std::string &kernel, const Specialization &spec,
       const std::vector<std::pair<std::string, int64_t>> &shapes) const;
+  /// The most program instances per grid axis that a `tile.index32` launch
+  /// of kernel `kernel` may have: the declared grid evaluated with every
+  /// shape symbol at 2^31 - 1, the largest extent such a launch allows
+  /// (for grids that grow with the shapes, the largest they reach), capped
+  /// at kNoGridBound; kNoGridBound where the grid is not declared or does
+  /// not evaluate. The GPU code relies on `program_id(d) < bound[d]` under
+  /// index32, and the runtime launches the index32 variant only on grids
+  /// within the bound.
+  std::array<int64_t, 3> index32GridBound(const std::string &kernel,
+                                          const Specialization &spec) const;
   /// Evaluates kernel `kernel`'s `@heuristics(NAME=expr, ...)` with shape
   /// symbols and specialisation constants bound, in declaration order (a
   /// later expression sees the earlier results). Each value is a bool or
@@ -182,6 +196,10 @@ public:
   /// the site id passed to tessera_sim_fault / tessera_sim_access.
   const std::vector<std::string> &accessSites() const;
   const std::vector<AbiArg> &abi() const;
+  /// The most program instances per grid axis the code allows (the
+  /// `upper_bound`s of its block ids; kNoGridBound where it has none). A
+  /// launch beyond it breaks what the code was compiled to assume.
+  const std::array<int64_t, 3> &gridBound() const;
   const StageTimes &times() const;
   /// Hash of the GPU IR it simulates (see CpuExecutable::codeFingerprint).
   uint64_t codeFingerprint() const;
