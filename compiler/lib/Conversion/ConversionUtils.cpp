@@ -6,11 +6,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -173,4 +176,135 @@ Value tessera::byteAddress(OpBuilder &b, Location l, Value memref,
       b, l, base,
       arith::MulIOp::create(b, l, lin,
                             arith::ConstantIndexOp::create(b, l, bytes)));
+}
+
+/// The kernel's `tile.grid_bound` on axis `axis` (kNoGridBound's value when
+/// it has none).
+static int64_t gridBoundOf(Operation *op, int64_t axis) {
+  int64_t programs = (int64_t(1) << 31) - 1;
+  auto f = op->getParentOfType<func::FuncOp>();
+  auto bound =
+      f ? f->getAttrOfType<DenseI64ArrayAttr>("tile.grid_bound") : nullptr;
+  if (bound && axis < int64_t(bound.size()))
+    programs = std::min(programs, bound[axis]);
+  return programs;
+}
+
+/// The induction variable's loop, when `v` is one.
+static scf::ForOp loopOf(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return {};
+  auto loop = dyn_cast_or_null<scf::ForOp>(arg.getOwner()->getParentOp());
+  return loop && loop.getInductionVar() == v ? loop : scf::ForOp();
+}
+
+std::optional<int64_t> tessera::index32Bound(Value v, unsigned depth) {
+  constexpr int64_t kMax31 = (int64_t(1) << 31) - 1;
+  if (depth > 8)
+    return std::nullopt;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getValue().getSignificantBits() <= 40
+                 ? std::optional<int64_t>(std::abs(i.getValue().getSExtValue()))
+                 : std::nullopt;
+  // lb <= iv < ub (the step is positive).
+  if (scf::ForOp loop = loopOf(v)) {
+    auto lo = index32Bound(loop.getLowerBound(), depth + 1);
+    auto hi = index32Bound(loop.getUpperBound(), depth + 1);
+    if (lo && hi)
+      return std::max(*lo, *hi);
+    return std::nullopt;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (isa<memref::DimOp>(def))
+    return kMax31;
+  if (auto p = dyn_cast<tile::ProgramIdOp>(def))
+    return std::max<int64_t>(gridBoundOf(def, p.getAxis()) - 1, 0);
+  if (auto n = dyn_cast<tile::NumProgramsOp>(def))
+    return gridBoundOf(def, n.getAxis());
+  if (auto id = dyn_cast<gpu::BlockIdOp>(def))
+    return id.getUpperBound()
+               ? std::max<int64_t>(id.getUpperBound()->getSExtValue() - 1, 0)
+               : kMax31 - 1;
+  if (auto n = dyn_cast<gpu::GridDimOp>(def))
+    return n.getUpperBound() ? n.getUpperBound()->getSExtValue() : kMax31;
+  if (isa<gpu::ThreadIdOp>(def))
+    return 1023;
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(def)) {
+    // An unsigned extension of a negative value is not bounded by |value|;
+    // a truncation keeps values that fit.
+    Value in = def->getOperand(0);
+    if (isa<arith::ExtUIOp, arith::IndexCastUIOp>(def) &&
+        !knownNonNegative(in, depth + 1))
+      return std::nullopt;
+    auto b = index32Bound(in, depth + 1);
+    if (auto t = dyn_cast<arith::TruncIOp>(def)) {
+      unsigned bits = getElementTypeOrSelf(t.getType()).getIntOrFloatBitWidth();
+      if (b && (bits < 2 || (bits <= 63 && *b >= (int64_t(1) << (bits - 1)))))
+        return std::nullopt;
+    }
+    return b;
+  }
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
+    auto x = index32Bound(def->getOperand(0), depth + 1);
+    auto y = index32Bound(def->getOperand(1), depth + 1);
+    int64_t r;
+    if (!x || !y ||
+        (isa<arith::MulIOp>(def) ? llvm::MulOverflow(*x, *y, r)
+                                 : llvm::AddOverflow(*x, *y, r)))
+      return std::nullopt;
+    return r;
+  }
+  return std::nullopt;
+}
+
+bool tessera::knownNonNegative(Value v, unsigned depth) {
+  if (depth > 8)
+    return false;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return !i.getValue().isNegative();
+    if (auto d = dyn_cast<DenseIntElementsAttr>(c.getValue()))
+      return llvm::none_of(d.getValues<APInt>(),
+                           [](const APInt &x) { return x.isNegative(); });
+    return false;
+  }
+  if (scf::ForOp loop = loopOf(v))
+    return knownNonNegative(loop.getLowerBound(), depth + 1);
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<memref::DimOp, tile::ProgramIdOp, tile::NumProgramsOp, gpu::BlockIdOp,
+          gpu::GridDimOp, gpu::ThreadIdOp>(def))
+    return true;
+  if (auto a = dyn_cast<tile::ArangeOp>(def))
+    return a.getStartValue() >= 0;
+  if (isa<arith::ExtUIOp, arith::IndexCastUIOp>(def))
+    return true;
+  if (isa<tile::SplatOp, arith::IndexCastOp, arith::ExtSIOp>(def))
+    return knownNonNegative(def->getOperand(0), depth + 1);
+  // A truncation keeps non-negative values that fit in its type's sign.
+  if (isa<arith::TruncIOp>(def)) {
+    auto b = index32Bound(def->getOperand(0), depth + 1);
+    unsigned bits = getElementTypeOrSelf(def->getResult(0).getType())
+                        .getIntOrFloatBitWidth();
+    return b && bits >= 2 && bits <= 63 && *b < (int64_t(1) << (bits - 1)) &&
+           knownNonNegative(def->getOperand(0), depth + 1);
+  }
+  if (isa<arith::AddIOp, arith::MulIOp>(def)) {
+    auto x = index32Bound(def->getOperand(0), depth + 1);
+    auto y = index32Bound(def->getOperand(1), depth + 1);
+    int64_t r;
+    return x && y &&
+           !(isa<arith::MulIOp>(def) ? llvm::MulOverflow(*x, *y, r)
+                                     : llvm::AddOverflow(*x, *y, r)) &&
+           r < (int64_t(1) << 31) &&
+           knownNonNegative(def->getOperand(0), depth + 1) &&
+           knownNonNegative(def->getOperand(1), depth + 1);
+  }
+  return false;
 }

@@ -12,6 +12,7 @@
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir {
 class ModuleOp;
@@ -54,6 +55,21 @@ Value alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
 /// The byte address of memref[indices], as an index: aligned pointer +
 /// (offset + sum(i_d * stride_d)) * element size.
 Value byteAddress(OpBuilder &b, Location l, Value memref, ValueRange indices);
+
+/// Under `tile.index32`, a bound on |v| for the integer scalar `v` from how
+/// it is computed: tensor extents (below 2^31), program ids and counts
+/// (within the kernel's `tile.grid_bound` or the `upper_bound` of their
+/// gpu ops, else below 2^31), thread ids, constants, casts, sums,
+/// differences, products and loop induction variables (between their
+/// bounds); nullopt when unknown.
+std::optional<int64_t> index32Bound(Value v, unsigned depth = 0);
+
+/// Whether the integer scalar or tile `v` is known to be non-negative from
+/// how it is computed: extents, program and thread ids, non-negative
+/// constants and aranges, splats and casts of those, unsigned extensions,
+/// induction variables from a non-negative lower bound, and sums and
+/// products of those whose bound keeps them within 31 bits.
+bool knownNonNegative(Value v, unsigned depth = 0);
 
 /// The largest of `want`, want/2, ... (at least `least`) that divides
 /// `extent`; 0 when none does.

@@ -575,8 +575,6 @@ Value KernelLowering::extentOf(OpBuilder &b, Location l, Value memref,
   return memref::DimOp::create(b, l, memref, d);
 }
 
-static std::optional<int64_t> index32Bound(Value s, unsigned depth = 0);
-
 KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
                                                     Value memref,
                                                     ArrayRef<Value> offsets) {
@@ -593,7 +591,7 @@ KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,
     // The launch guarantees 31-bit extents; an offset outside 32 bits
     // addresses nothing in the tensor. Offsets known to fit need no test.
     Value o = arith::TruncIOp::create(b, l, i32, off);
-    if (std::optional<int64_t> bound = index32Bound(off);
+    if (std::optional<int64_t> bound = tessera::index32Bound(off);
         bound && *bound <= std::numeric_limits<int32_t>::max()) {
       a.offsets.push_back(o);
       a.extents.push_back(arith::IndexCastOp::create(b, l, i32, dim));
@@ -2268,6 +2266,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     auto nl = scf::ForOp::create(b, l, map.lookup(loop.getLowerBound()),
                                  map.lookup(loop.getUpperBound()),
                                  map.lookup(loop.getStep()), inits);
+    nl.setUnsignedCmp(loop.getUnsignedCmp());
     map.map(loop.getInductionVar(), nl.getInductionVar());
     for (auto [a, n] :
          llvm::zip(loop.getRegionIterArgs(), nl.getRegionIterArgs()))
@@ -2482,80 +2481,6 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
   return success();
 }
 
-/// Under `tile.index32`, a bound on |s| for the integer scalar `s` from how
-/// it is computed: tensor extents (below 2^31), program ids (below their
-/// `upper_bound`, else below 2^31 - 1), constants, sums, differences and
-/// products; nullopt when unknown.
-static std::optional<int64_t> index32Bound(Value s, unsigned depth) {
-  if (depth > 8)
-    return std::nullopt;
-  if (auto c = s.getDefiningOp<arith::ConstantOp>())
-    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-      return i.getValue().getSignificantBits() <= 40
-                 ? std::optional<int64_t>(std::abs(i.getValue().getSExtValue()))
-                 : std::nullopt;
-  Operation *def = s.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  if (isa<memref::DimOp>(def))
-    return (int64_t(1) << 31) - 1;
-  if (auto id = dyn_cast<gpu::BlockIdOp>(def))
-    return id.getUpperBound()
-               ? std::max<int64_t>(id.getUpperBound()->getSExtValue() - 1, 0)
-               : (int64_t(1) << 31) - 2;
-  if (isa<ProgramIdOp>(def))
-    return (int64_t(1) << 31) - 2;
-  if (isa<arith::IndexCastOp, arith::ExtSIOp>(def))
-    return index32Bound(def->getOperand(0), depth + 1);
-  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
-    auto x = index32Bound(def->getOperand(0), depth + 1);
-    auto y = index32Bound(def->getOperand(1), depth + 1);
-    int64_t r;
-    if (!x || !y ||
-        (isa<arith::MulIOp>(def) ? llvm::MulOverflow(*x, *y, r)
-                                 : llvm::AddOverflow(*x, *y, r)))
-      return std::nullopt;
-    return r;
-  }
-  return std::nullopt;
-}
-
-/// Whether the integer scalar or tile `v` is known to be non-negative from
-/// how it is computed: extents, program ids, non-negative constants and
-/// aranges, splats and casts of those, sums of two of those whose bound
-/// keeps them far from overflow.
-static bool knownNonNegative(Value v, unsigned depth = 0) {
-  if (depth > 8)
-    return false;
-  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
-    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-      return !i.getValue().isNegative();
-    if (auto d = dyn_cast<DenseIntElementsAttr>(c.getValue()))
-      return llvm::none_of(d.getValues<APInt>(),
-                           [](const APInt &x) { return x.isNegative(); });
-    return false;
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (isa<memref::DimOp, ProgramIdOp>(def))
-    return true;
-  if (auto a = dyn_cast<ArangeOp>(def))
-    return a.getStartValue() >= 0;
-  if (isa<SplatOp, arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp>(def))
-    return isa<arith::ExtUIOp, arith::IndexCastUIOp>(def) ||
-           knownNonNegative(def->getOperand(0), depth + 1);
-  if (isa<arith::AddIOp>(def)) {
-    auto x = index32Bound(def->getOperand(0));
-    auto y = index32Bound(def->getOperand(1));
-    return x && y && *x + *y < (int64_t(1) << 31) &&
-           knownNonNegative(def->getOperand(0), depth + 1) &&
-           knownNonNegative(def->getOperand(1), depth + 1);
-  }
-  return false;
-}
-
 /// Under `tile.index32`, rewrites comparisons of i64 tiles whose operands
 /// are sign-extended i32 tiles or splats of scalars that fit in 32 bits
 /// (masks such as `arange < n`) into i32 comparisons: one 32-bit compare
@@ -2577,7 +2502,7 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
       if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
         return getElementTypeOrSelf(ext.getIn().getType()).isInteger(32);
       if (auto sp = v.getDefiningOp<SplatOp>()) {
-        auto bound = index32Bound(sp.getScalar());
+        auto bound = tessera::index32Bound(sp.getScalar());
         return bound && *bound <= kMax32;
       }
       return false;
@@ -2594,8 +2519,8 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
       auto t = cast<RankedTensorType>(v.getType()).clone(b.getI32Type());
       return SplatOp::create(b, c.getLoc(), t, scalar);
     };
-    bool nonNegative =
-        knownNonNegative(c.getLhs()) && knownNonNegative(c.getRhs());
+    bool nonNegative = tessera::knownNonNegative(c.getLhs()) &&
+                       tessera::knownNonNegative(c.getRhs());
     Value lhs = narrow32(c.getLhs()), rhs = narrow32(c.getRhs());
     c.getLhsMutable().assign(lhs);
     c.getRhsMutable().assign(rhs);

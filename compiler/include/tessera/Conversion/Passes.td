@@ -483,6 +483,30 @@ def UnifyShapeDimsPass : Pass<"tessera-unify-shape-dims", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def NarrowIndexLoopsPass : Pass<"tessera-narrow-index-loops", "::mlir::func::FuncOp"> {
+  let summary = "Loops over 31-bit index ranges run on 32-bit induction variables";
+  let description = [{
+    In a `tile.index32` kernel, rewrites each i64 `scf.for` whose lower and
+    upper bounds are known non-negative and within 31 bits (tensor extents,
+    program ids within `tile.grid_bound`, their sums and products) and whose
+    step is below 2^24 into an i32 loop with an unsigned comparison
+    (`unsignedCmp`). The induction variable is zero-extended back to i64 for
+    its uses, so the body computes what it computed before.
+
+    An unsigned i32 loop is exact there: every value the induction variable
+    takes is below 2^31, and the next value past the last (below
+    2^31 + 2^24) does not wrap; neither do the prefetches of a pipelined
+    loop, up to 64 steps ahead. A signed i32 loop would not be: an upper
+    bound near 2^31 - 1 plus a step wraps.
+
+    The loop's counter and comparison take one register and one instruction
+    instead of a 64-bit pair, and the tile offsets computed from it are
+    known to fit in 32 bits.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FuseTileCopiesPass : Pass<"tessera-fuse-tile-copies", "::mlir::func::FuncOp"> {
   let summary = "Streams element-wise tiles between memory and memory";
   let description = [{

@@ -73,7 +73,8 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
   if (usesRegisterLowering(module)) {
     TESSERA_RETURN_IF_ERROR(
-        addPipeline(pm, "func.func(tessera-unify-shape-dims),canonicalize,cse,"
+        addPipeline(pm, "func.func(tessera-unify-shape-dims,"
+                        "tessera-narrow-index-loops),canonicalize,cse,"
                         "tessera-lower-tile-atomics,"
                         "func.func(tessera-assign-layouts,"
                         "tessera-remove-layout-conversions),"
