@@ -14,6 +14,23 @@ using llvm::isa;
 
 namespace {
 
+/// Whether `v` is a value of a parameter of scalar kind `kind`.
+bool hasKind(const ConstValue &v, ScalarKind kind) {
+  switch (kind) {
+  case ScalarKind::Float:
+    return v.isNumber() && !v.isBool();
+  case ScalarKind::Int:
+    return v.isInt();
+  case ScalarKind::Bool:
+    return v.isBool();
+  case ScalarKind::Str:
+    return v.isStr();
+  case ScalarKind::Any:
+    return true;
+  }
+  return true;
+}
+
 /// "a.b.c" for a Name/Attribute chain, or "" for anything else.
 std::string dottedName(const Expr *e) {
   if (auto *n = dyn_cast<NameExpr>(e))
@@ -637,24 +654,7 @@ void SignatureAnalyzer::param(const Param &p) {
 
   if (info.defaultValue) {
     const ConstValue &d = *info.defaultValue;
-    bool okType = true;
-    switch (info.scalarKind) {
-    case ScalarKind::Float:
-      okType = d.isNumber() && !d.isBool();
-      break;
-    case ScalarKind::Int:
-      okType = d.isInt();
-      break;
-    case ScalarKind::Bool:
-      okType = d.isBool();
-      break;
-    case ScalarKind::Str:
-      okType = d.isStr();
-      break;
-    case ScalarKind::Any:
-      break;
-    }
-    if (!okType)
+    if (!hasKind(d, info.scalarKind))
       diags_.error(p.defaultValue->loc(), "default value " + d.toString() +
                                               " does not match the type of '" +
                                               p.name + "'");
@@ -731,24 +731,7 @@ sema::bindSpecialization(const KernelDecl &decl,
       return fail("constexpr parameter '" + p.name + "' of '" + info.name +
                   "' has no default and no value in the specialisation");
     }
-    bool okType = true;
-    switch (p.scalarKind) {
-    case ScalarKind::Float:
-      okType = v.isNumber() && !v.isBool();
-      break;
-    case ScalarKind::Int:
-      okType = v.isInt();
-      break;
-    case ScalarKind::Bool:
-      okType = v.isBool();
-      break;
-    case ScalarKind::Str:
-      okType = v.isStr();
-      break;
-    case ScalarKind::Any:
-      break;
-    }
-    if (!okType)
+    if (!hasKind(v, p.scalarKind))
       return fail("value " + v.toString() + " for constexpr parameter '" +
                   p.name + "' has the wrong type");
     env[p.name] = v;
