@@ -161,6 +161,21 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   return kernel;
 }
 
+std::pair<unsigned, int64_t>
+tessera::firstWithSymbol(ArrayRef<ArrayAttr> symbols, unsigned arg, int64_t d) {
+  ArrayAttr own = arg < symbols.size() ? symbols[arg] : ArrayAttr();
+  auto sym = own && d < int64_t(own.size()) ? dyn_cast<StringAttr>(own[d])
+                                            : StringAttr();
+  if (!sym || sym.getValue().empty())
+    return {arg, d};
+  for (auto [i, other] : llvm::enumerate(symbols))
+    if (other)
+      for (auto [j, s] : llvm::enumerate(other))
+        if (s == sym)
+          return {unsigned(i), int64_t(j)};
+  return {arg, d};
+}
+
 Value tessera::byteAddress(OpBuilder &b, Location l, Value memref,
                            ValueRange indices) {
   auto type = cast<MemRefType>(memref.getType());

@@ -52,6 +52,14 @@ bool hasUnitInnerStride(MemRefType t);
 Value alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
                 int64_t align);
 
+/// Where the shape symbol of dimension `d` of argument `arg` first occurs
+/// among the arguments' `tile.dim_symbols` (`symbols[i]`, null for
+/// arguments without): (argument, dimension). Dimensions with one symbol
+/// are equal at launch (the runtime checks it). (arg, d) itself when it has
+/// no symbol.
+std::pair<unsigned, int64_t> firstWithSymbol(ArrayRef<ArrayAttr> symbols,
+                                             unsigned arg, int64_t d);
+
 /// The byte address of memref[indices], as an index: aligned pointer +
 /// (offset + sum(i_d * stride_d)) * element size.
 Value byteAddress(OpBuilder &b, Location l, Value memref, ValueRange indices);

@@ -557,22 +557,10 @@ Value KernelLowering::extentOf(OpBuilder &b, Location l, Value memref,
                                int64_t d) {
   auto arg = dyn_cast<BlockArgument>(memref);
   Block &entry = kernel.getBody().front();
-  if (arg && arg.getOwner() == &entry &&
-      arg.getArgNumber() < dimSymbols.size() &&
-      dimSymbols[arg.getArgNumber()]) {
-    ArrayAttr syms = dimSymbols[arg.getArgNumber()];
-    auto sym =
-        d < int64_t(syms.size()) ? dyn_cast<StringAttr>(syms[d]) : StringAttr();
-    if (sym && !sym.getValue().empty())
-      for (auto [i, other] : llvm::enumerate(dimSymbols)) {
-        if (!other)
-          continue;
-        for (auto [j, s] : llvm::enumerate(other))
-          if (s == sym)
-            return memref::DimOp::create(b, l, entry.getArgument(i), j);
-      }
-  }
-  return memref::DimOp::create(b, l, memref, d);
+  if (!arg || arg.getOwner() != &entry)
+    return memref::DimOp::create(b, l, memref, d);
+  auto [i, j] = tessera::firstWithSymbol(dimSymbols, arg.getArgNumber(), d);
+  return memref::DimOp::create(b, l, entry.getArgument(i), j);
 }
 
 KernelLowering::BlockAccess KernelLowering::prepare(OpBuilder &b, Location l,

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConversionUtils.h"
 #include "tessera/Conversion/Passes.h"
 
 #include "mlir/IR/Dominance.h"
@@ -34,25 +35,9 @@ struct UnifyShapeDimsPass
     func::FuncOp f = getOperation();
     if (f.isExternal())
       return;
-    // symbol -> (argument, dimension) of its first occurrence.
-    llvm::StringMap<std::pair<unsigned, int64_t>> first;
-    DenseMap<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>>
-        canonical;
-    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-      auto syms = f.getArgAttrOfType<ArrayAttr>(i, "tile.dim_symbols");
-      if (!syms)
-        continue;
-      for (auto [d, a] : llvm::enumerate(syms)) {
-        StringRef sym = cast<StringAttr>(a).getValue();
-        if (sym.empty())
-          continue;
-        auto [it, inserted] = first.try_emplace(sym, i, int64_t(d));
-        if (!inserted)
-          canonical[{i, int64_t(d)}] = it->second;
-      }
-    }
-    if (canonical.empty())
-      return;
+    SmallVector<ArrayAttr> symbols;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      symbols.push_back(f.getArgAttrOfType<ArrayAttr>(i, "tile.dim_symbols"));
     SmallVector<memref::DimOp> dims;
     f.walk([&](memref::DimOp d) { dims.push_back(d); });
     Block &entry = f.getBody().front();
@@ -62,15 +47,15 @@ struct UnifyShapeDimsPass
       std::optional<int64_t> index = d.getConstantIndex();
       if (!arg || arg.getOwner() != &entry || !index)
         continue;
-      auto it = canonical.find({arg.getArgNumber(), *index});
-      if (it == canonical.end())
+      auto first =
+          tessera::firstWithSymbol(symbols, arg.getArgNumber(), *index);
+      if (first == std::pair<unsigned, int64_t>(arg.getArgNumber(), *index))
         continue;
-      Value &rep = made[it->second];
+      Value &rep = made[first];
       if (!rep) {
         OpBuilder b = OpBuilder::atBlockBegin(&entry);
-        rep = memref::DimOp::create(b, d.getLoc(),
-                                    entry.getArgument(it->second.first),
-                                    it->second.second);
+        rep = memref::DimOp::create(
+            b, d.getLoc(), entry.getArgument(first.first), first.second);
       }
       d.replaceAllUsesWith(rep);
       d.erase();
