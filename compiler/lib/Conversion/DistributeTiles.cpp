@@ -173,6 +173,16 @@ struct ThreadBase {
   Value duplicate;         // i1, or null when no dimension is replicated
 };
 
+/// The register holding each element offset (`getRegisterOffsets`
+/// inverted).
+std::map<SmallVector<int64_t>, int64_t>
+registerOf(ArrayRef<SmallVector<int64_t>> offsets) {
+  std::map<SmallVector<int64_t>, int64_t> index;
+  for (auto [i, o] : llvm::enumerate(offsets))
+    index[o] = i;
+  return index;
+}
+
 /// How dimension `axis` of a blocked or mma layout is spread over a tile of
 /// `shape`: for mma, lanes l % 4 (columns) or l / 4 (rows) and warps
 /// w % wn or w / wn, two elements per thread per instruction tile.
@@ -1360,9 +1370,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   auto slice = SliceLayoutAttr::get(op.getContext(), axis, layout);
   auto inOffs = getRegisterOffsets(layout, st.getShape());
   auto outOffs = getRegisterOffsets(slice, outShape);
-  std::map<SmallVector<int64_t>, int64_t> outIndex;
-  for (auto [i, o] : llvm::enumerate(outOffs))
-    outIndex[o] = i;
+  auto outIndex = registerOf(outOffs);
   Value src = map.lookup(op.getSource());
   const DimSpread sa = axisSpread(layout, st.getShape(), axis);
 
@@ -1474,9 +1482,7 @@ LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
     auto dot = dyn_cast<DotOperandLayoutAttr>(getLayout(to));
     if (dot && dot.getOpIdx() == 0 && dot.getParent() == mma &&
         mma.getWarpsPerCTA()[1] == 1) {
-      std::map<SmallVector<int64_t>, int64_t> index;
-      for (auto [i, o] : llvm::enumerate(getRegisterOffsets(mma, shape)))
-        index[o] = i;
+      auto index = registerOf(getRegisterOffsets(mma, shape));
       SmallVector<int64_t> lanes;
       for (const SmallVector<int64_t> &o : getRegisterOffsets(dot, shape))
         lanes.push_back(index.at(o));
@@ -2149,10 +2155,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     auto from = bc.getSource().getType(), to = bc.getType();
     if (getLayout(from) != getLayout(to))
       return op->emitOpError("between layouts has no register lowering");
-    std::map<SmallVector<int64_t>, int64_t> index;
-    for (auto [i, o] :
-         llvm::enumerate(getRegisterOffsets(getLayout(from), from.getShape())))
-      index[o] = i;
+    auto index =
+        registerOf(getRegisterOffsets(getLayout(from), from.getShape()));
     SmallVector<int64_t> lanes;
     for (SmallVector<int64_t> o :
          getRegisterOffsets(getLayout(to), to.getShape())) {
