@@ -6,6 +6,7 @@
 #include "tessera/Support/Files.h"
 #include "tessera/Support/Process.h"
 #include "tessera/Target/CUDA/Assembler.h"
+#include "tessera/autotune/Inputs.h"
 #include "tessera/bench/Format.h"
 #include "tessera/bench/Occupancy.h"
 #include "tessera/bench/Result.h"
@@ -20,7 +21,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 using namespace tessera;
@@ -337,29 +337,27 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   if (*sk.config) {
     r.name += std::string(" [") + sk.config + "]";
     r.configSource = "baseline";
-    std::stringstream items(sk.config);
-    std::string item;
-    while (std::getline(items, item, ',')) {
-      size_t eq = item.find('=');
-      r.config[item.substr(0, eq)] = item.substr(eq + 1);
-      spec.constants[item.substr(0, eq)] =
-          ConstValue::parse(item.substr(eq + 1));
+    auto items = autotune::parseAssignments(sk.config);
+    if (!items.ok()) {
+      r.failure = items.status().toString();
+      ++ctx.errors;
+      return r;
+    }
+    for (const auto &[name, value] : *items) {
+      r.config[name] = value;
+      spec.constants[name] = ConstValue::parse(value);
     }
   }
   // Constexprs set by @heuristics take the values a launch on Triton's
   // problem shape gives them (the shape symbols are named alike).
-  std::vector<std::pair<std::string, int64_t>> shapes;
-  {
-    std::stringstream items(sk.tritonShape);
-    std::string item;
-    while (std::getline(items, item, ',')) {
-      size_t eq = item.find('=');
-      ConstValue v = ConstValue::parse(
-          eq == std::string::npos ? std::string() : item.substr(eq + 1));
-      if (v.isInt())
-        shapes.emplace_back(item.substr(0, eq), v.getInt());
-    }
+  auto tritonShape = autotune::parseShapes(sk.tritonShape);
+  if (!tritonShape.ok()) {
+    r.failure = tritonShape.status().toString();
+    ++ctx.errors;
+    return r;
   }
+  std::vector<std::pair<std::string, int64_t>> shapes(tritonShape->begin(),
+                                                      tritonShape->end());
   auto heuristics = module.evaluateHeuristics(sk.kernel, spec, shapes);
   if (!heuristics.ok()) {
     r.failure = heuristics.status().toString();
