@@ -294,6 +294,13 @@ struct Kernel::Impl {
 };
 
 namespace {
+/// Appends NAME=VALUE to the `@heuristics` part of a variant key
+/// ("NAME=VALUE;...", which variantSpec reads back).
+void appendHeuristic(std::string &key, const std::string &name,
+                     const ConstValue &value) {
+  key += (key.empty() ? "" : ";") + name + "=" + value.toString();
+}
+
 Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
                            const VariantKey &key) {
   auto [unitMask, absentMask, alignedMask, index32, heuristics] = key;
@@ -433,7 +440,7 @@ std::string Kernel::Impl::defaultHeuristics() const {
       v = it->second;
     else if (const ParamInfo *p = info->findParam(n); p && p->defaultValue)
       v = *p->defaultValue;
-    key += (key.empty() ? "" : ";") + n + "=" + v.toString();
+    appendHeuristic(key, n, v);
   }
   return key;
 }
@@ -838,8 +845,7 @@ Kernel::Impl::check(const std::vector<Arg> &args,
             "give %s for this launch's shapes",
             name.c_str(), n.c_str(), given->second.toString().c_str(),
             v.toString().c_str());
-      out.heuristics +=
-          (out.heuristics.empty() ? "" : ";") + n + "=" + v.toString();
+      appendHeuristic(out.heuristics, n, v);
     }
   }
   if (opts.grid) {
