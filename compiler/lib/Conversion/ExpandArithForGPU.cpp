@@ -3,8 +3,9 @@
 // Upstream's `arith-expand` also rewrites the NaN-propagating maximumf /
 // minimumf into compares and selects, which costs three instructions per
 // element on a GPU that has them as one (`max.NaN.f32`, sm_80+). This pass
-// makes them LLVM intrinsics first, then expands the rest as upstream
-// does. See the pass description in Passes.td.
+// makes them LLVM intrinsics first, turns the f32 divisions the language
+// lets be approximate into `div.full.f32`, then expands the rest as
+// upstream does. See the pass description in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tessera {
@@ -22,6 +24,29 @@ namespace mlir::tessera {
 using namespace mlir;
 
 namespace {
+/// `a / b` as PTX `div.full.f32` (at most 2 ulp over the whole range, no
+/// slow path); a vector is divided element by element.
+Value divideFull(OpBuilder &b, Location loc, Value a, Value c) {
+  auto full = [&](Value x, Value y) {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr("llvm.nvvm.div.full"),
+                                         ValueRange{x, y})
+        .getResult(0);
+  };
+  auto vt = dyn_cast<VectorType>(a.getType());
+  if (!vt)
+    return full(a, c);
+  auto flat = VectorType::get({vt.getNumElements()}, b.getF32Type());
+  Value fa = vector::ShapeCastOp::create(b, loc, flat, a);
+  Value fc = vector::ShapeCastOp::create(b, loc, flat, c);
+  SmallVector<Value> q;
+  for (int64_t i = 0; i < vt.getNumElements(); ++i)
+    q.push_back(full(vector::ExtractOp::create(b, loc, fa, i),
+                     vector::ExtractOp::create(b, loc, fc, i)));
+  Value r = vector::FromElementsOp::create(b, loc, flat, q);
+  return vector::ShapeCastOp::create(b, loc, vt, r);
+}
+
 struct ExpandArithForGPUPass
     : mlir::tessera::impl::ExpandArithForGPUPassBase<ExpandArithForGPUPass> {
   void runOnOperation() override {
@@ -32,6 +57,22 @@ struct ExpandArithForGPUPass
       if (isa<arith::MaximumFOp, arith::MinimumFOp>(op))
         minmax.push_back(op);
     });
+    // Divisions marked `afn` (the language's `/`) need not be rounded
+    // correctly: in f32 they become div.full, as Triton's `/` does, instead
+    // of the IEEE division whose slow path ptxas emits as a call.
+    SmallVector<arith::DivFOp> divisions;
+    getOperation()->walk([&](arith::DivFOp op) {
+      if (arith::bitEnumContainsAll(op.getFastmath(),
+                                    arith::FastMathFlags::afn) &&
+          getElementTypeOrSelf(op.getType()).isF32())
+        divisions.push_back(op);
+    });
+    for (arith::DivFOp op : divisions) {
+      OpBuilder b(op);
+      op.getResult().replaceAllUsesWith(
+          divideFull(b, op.getLoc(), op.getLhs(), op.getRhs()));
+      op.erase();
+    }
     for (Operation *op : minmax) {
       OpBuilder b(op);
       Value a = op->getOperand(0), c = op->getOperand(1);

@@ -24,6 +24,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/SaveAndRestore.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -361,6 +362,8 @@ private:
   bool containsReturn(const ast::Block &block);
 
   MLIRContext &ctx;
+  /// Whether `/` may be approximate (`afn`); tile.div_rn clears it.
+  bool approximateDivision = true;
   const ast::Module &module;
   const KernelDecl &decl;
   const KernelInfo &info;
@@ -867,7 +870,13 @@ SVal Emitter::emitBinary(BinaryOp op, SVal x, SVal y, SourceLoc sl) {
             : arith::MulIOp::create(b, l, a, c).getResult();
     break;
   case BinaryOp::Div:
-    r = arith::DivFOp::create(b, l, a, c);
+    // `/` need not be correctly rounded (`afn`): GPU code divides with
+    // div.full.f32 (2 ulp). tile.div_rn is the IEEE division.
+    r = arith::DivFOp::create(
+        b, l, a, c,
+        arith::FastMathFlagsAttr::get(&ctx, approximateDivision
+                                                ? arith::FastMathFlags::afn
+                                                : arith::FastMathFlags::none));
     break;
   case BinaryOp::FloorDiv:
     if (isF)
@@ -1022,7 +1031,7 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
         "atomic_max",  "atomic_min",   "static_range", "zeros_like",
         "full_like",   "sigmoid",      "fma",          "broadcast_to",
         "expand_dims", "cos",          "sin",          "tanh",
-        "floor",       "ceil"};
+        "floor",       "ceil",         "div_rn"};
     for (const char *k : known)
       if (e.name == k)
         return SVal::named(SVal::Kind::Builtin, e.name);
@@ -1394,7 +1403,9 @@ SVal Emitter::emitMath(const std::string &fn, const SVal &xIn, Location l,
         materialize(SVal::constant(ConstValue::floating(1.0)), DType::F32,
                     x.isTile() ? x.shape() : ArrayRef<int64_t>{}, l);
     Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, v));
-    r = arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
+    r = arith::DivFOp::create(
+        b, l, one, arith::AddFOp::create(b, l, one, e),
+        arith::FastMathFlagsAttr::get(&ctx, arith::FastMathFlags::afn));
   }
   return castTo(SVal::typed(r, work), out, l);
 }
@@ -2162,6 +2173,12 @@ SVal Emitter::emitBuiltin(const std::string &name, const CallExpr &e,
     tl::AtomicRMWOp::create(b, l, tl::AtomicKindAttr::get(&ctx, kind), v.value,
                             a[0].value, idx);
     return SVal::constant(ConstValue::none());
+  }
+  if (name == "div_rn") {
+    if (!noKwargs() || !arity(2, 2))
+      return SVal::invalid();
+    llvm::SaveAndRestore exact(approximateDivision, false);
+    return emitBinary(BinaryOp::Div, all[0], all[1], sl);
   }
   if (name == "fma") {
     if (!noKwargs() || !arity(3, 3))

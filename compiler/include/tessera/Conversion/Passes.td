@@ -283,11 +283,16 @@ def ExpandArithForGPUPass : Pass<"tessera-expand-arith-for-gpu"> {
     `arith.maximumf` / `arith.minimumf` into compares and selects: those
     become `llvm.intr.maximum` / `llvm.intr.minimum`, which the NVPTX back
     end lowers to one `max.NaN.f32` / `min.NaN.f32` on sm_80 and later,
-    with the same NaN propagation. Everything else is expanded as upstream
-    does.
+    with the same NaN propagation. An f32 `arith.divf` marked `afn` (the
+    language's `/`, which need not be correctly rounded) becomes
+    `llvm.nvvm.div.full` (PTX `div.full.f32`: at most 2 ulp over the whole
+    range, as Triton's `/`), element by element for vectors; an unmarked
+    division stays IEEE (`div.rn.f32`). Everything else is expanded as
+    upstream does.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::LLVM::LLVMDialect"];
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def LinearizeGlobalAccessesPass : Pass<"tessera-linearize-global-accesses"> {
