@@ -34,6 +34,32 @@ using namespace mlir::tessera::tile;
 
 namespace {
 
+/// Loop metadata that keeps LLVM and ptxas from unrolling a loop.
+LLVM::LoopAnnotationAttr noUnroll(MLIRContext *ctx) {
+  auto unroll = LLVM::LoopUnrollAttr::get(
+      ctx, /*disable=*/BoolAttr::get(ctx, true), /*count=*/{},
+      /*runtimeDisable=*/{}, /*full=*/{}, /*followupUnrolled=*/{},
+      /*followupRemainder=*/{}, /*followupAll=*/{});
+  return LLVM::LoopAnnotationAttr::get(
+      ctx, /*disableNonforced=*/{}, /*vectorize=*/{}, /*interleave=*/{}, unroll,
+      /*unrollAndJam=*/{}, /*licm=*/{}, /*distribute=*/{}, /*pipeline=*/{},
+      /*peeled=*/{}, /*unswitch=*/{}, /*mustProgress=*/{},
+      /*isVectorized=*/{}, /*startLoc=*/{}, /*endLoc=*/{},
+      /*parallelAccesses=*/{});
+}
+
+/// Whether the body of `loop` computes on tiles.
+bool holdsTiles(scf::ForOp loop) {
+  return loop.getBody()
+      ->walk([](Operation *op) {
+        return llvm::any_of(op->getResultTypes(),
+                            [](Type t) { return isa<RankedTensorType>(t); })
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 bool touchesTensors(Operation *op) {
   auto isT = [](Type t) { return isa<RankedTensorType>(t); };
   bool any = llvm::any_of(op->getOperandTypes(), isT) ||
@@ -2259,6 +2285,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                  map.lookup(loop.getUpperBound()),
                                  map.lookup(loop.getStep()), inits);
     nl.setUnsignedCmp(loop.getUnsignedCmp());
+    // An iteration of a loop over tiles is already a tile's worth of
+    // unrolled vector work: unrolling the loop again (as ptxas does to a
+    // loop of unknown trip count with a short body) grows the code and its
+    // registers for nothing. `.pragma "nounroll"` in the PTX.
+    if (!loop.getStaticTripCount() && holdsTiles(loop))
+      nl->setAttr("llvm.loop_annotation", noUnroll(b.getContext()));
     map.map(loop.getInductionVar(), nl.getInductionVar());
     for (auto [a, n] :
          llvm::zip(loop.getRegionIterArgs(), nl.getRegionIterArgs()))

@@ -85,13 +85,15 @@ func.func @sum(%a: memref<?xf32, strided<[1], offset: ?>>, %out: memref<?xf32, s
 
 // A reduction alone in a loop body reuses its shared buffer on the next
 // iteration: a barrier before the write keeps the slowest warp's read of
-// the previous iteration safe. Two barriers per iteration.
+// the previous iteration safe. Two barriers per iteration. A loop over
+// tiles of unknown trip count is not to be unrolled again.
 // CHECK-LABEL: gpu.func @max_loop
 // CHECK: scf.for
 // CHECK: gpu.barrier
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
+// CHECK-NEXT: } {llvm.loop_annotation = #{{.*}}}
 func.func @max_loop(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %out: memref<?xf32, strided<[1], offset: ?>>, %n: i64) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64

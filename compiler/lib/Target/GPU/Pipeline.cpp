@@ -188,6 +188,20 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
           "reconcile-unrealized-casts"));
   TESSERA_RETURN_IF_ERROR(
       runPasses(pm, module, "NVVM lowering", StatusCode::kInvalidArgument));
+  // convert-scf-to-cf leaves a loop's `llvm.loop_annotation` on its latch
+  // branch as a discardable attribute; the branch's own loop_annotation is
+  // what becomes `!llvm.loop` metadata (and `.pragma "nounroll"`).
+  module.walk([](mlir::Operation *op) {
+    auto ann = op->getAttrOfType<mlir::LLVM::LoopAnnotationAttr>(
+        "llvm.loop_annotation");
+    if (!ann)
+      return;
+    if (auto br = mlir::dyn_cast<mlir::LLVM::BrOp>(op))
+      br.setLoopAnnotationAttr(ann);
+    else if (auto cbr = mlir::dyn_cast<mlir::LLVM::CondBrOp>(op))
+      cbr.setLoopAnnotationAttr(ann);
+    op->removeAttr("llvm.loop_annotation");
+  });
   // The dynamic shared-memory arena must be an *external* zero-length
   // array (`.extern .shared .b8 x[]` in PTX) so that it denotes the memory
   // given at launch; the upstream lowering makes it internal, which PTX
