@@ -330,8 +330,8 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   }
   r.config = defaultConfig(*k);
   r.configSource = "default";
-  // The variant a launch on contiguous, 16-byte aligned tensors compiles
-  // (the specialisation Triton's side gets too).
+  // The variant a launch on contiguous, 16-byte aligned tensors and the
+  // declared grid compiles (the specialisation Triton's side gets too).
   Specialization spec;
   spec.precision = sk.precision;
   if (*sk.config) {
@@ -370,6 +370,7 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   }
   spec.alignmentKnown = true;
   spec.index32 = true;
+  spec.declaredGrid = true;
   for (const ParamInfo &p : k->params)
     if (p.kind == ParamKind::Tensor) {
       spec.unitStrideTensors.push_back(p.name);

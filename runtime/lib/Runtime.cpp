@@ -201,9 +201,11 @@ struct CudaExecutable {
   driver::StageTimes times;
 };
 /// A compiled variant: (unit-stride mask, absent-tensor mask, aligned-tensor
-/// mask -- one bit per parameter --, whether 32-bit indices suffice, the
-/// values of the `@heuristics` constexprs as "NAME=VALUE;...").
-using VariantKey = std::tuple<uint64_t, uint64_t, uint64_t, bool, std::string>;
+/// mask -- one bit per parameter --, whether 32-bit indices suffice, whether
+/// the grid is within the declared one, the values of the `@heuristics`
+/// constexprs as "NAME=VALUE;...").
+using VariantKey =
+    std::tuple<uint64_t, uint64_t, uint64_t, bool, bool, std::string>;
 } // namespace
 
 struct Kernel::Impl {
@@ -232,7 +234,7 @@ struct Kernel::Impl {
       simCountingVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
   simVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
-             bool index32, const std::string &heuristics,
+             bool index32, bool declaredGrid, const std::string &heuristics,
              bool counters = false);
   /// What the last launch counted (LaunchOptions::counters), under `mutex`.
   std::optional<SimCounters> lastCounters;
@@ -243,7 +245,7 @@ struct Kernel::Impl {
   std::array<int, 3> cudaBlock = {1, 1, 1};
   StatusOr<std::shared_ptr<CudaExecutable>>
   cudaVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
-              bool index32, const std::string &heuristics);
+              bool index32, bool declaredGrid, const std::string &heuristics);
   /// The `@heuristics` values a compile without a launch uses: the
   /// specialisation's, else the parameters' defaults.
   std::string defaultHeuristics() const;
@@ -277,6 +279,9 @@ struct Kernel::Impl {
     uint64_t alignedMask = 0;
     /// Every dimension and element offset of every tensor fits in 31 bits.
     bool index32 = true;
+    /// The grid is within the one the kernel declares for these shapes,
+    /// axis by axis (Specialization::declaredGrid).
+    bool declaredGrid = false;
     /// The `@heuristics` values of this launch ("NAME=VALUE;...").
     std::string heuristics;
   };
@@ -303,10 +308,12 @@ void appendHeuristic(std::string &key, const std::string &name,
 
 Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
                            const VariantKey &key) {
-  auto [unitMask, absentMask, alignedMask, index32, heuristics] = key;
+  auto [unitMask, absentMask, alignedMask, index32, declaredGrid, heuristics] =
+      key;
   Specialization s = spec;
   s.alignmentKnown = true;
   s.index32 = index32;
+  s.declaredGrid = declaredGrid;
   for (size_t start = 0; start < heuristics.size();) {
     size_t end = heuristics.find(';', start);
     if (end == std::string::npos)
@@ -347,12 +354,13 @@ cachedVariant(std::map<VariantKey, std::shared_ptr<Exe>> &cache,
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
 Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask,
-                         uint64_t alignedMask, bool index32,
+                         uint64_t alignedMask, bool index32, bool declaredGrid,
                          const std::string &heuristics, bool counters) {
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
       counters ? simCountingVariants : simVariants, spec, *info,
-      VariantKey{unitMask, absentMask, alignedMask, index32, heuristics},
+      VariantKey{unitMask, absentMask, alignedMask, index32, declaredGrid,
+                 heuristics},
       [&](const Specialization &s) {
         return driver::compileForSim(*module, name, s, sim::runtimeSymbols(),
                                      "sm_90a", counters);
@@ -452,13 +460,13 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   std::shared_ptr<CudaExecutable> cudaExe;
   if (device == DeviceKind::Sim) {
     // The all-contiguous, all-aligned variant most launches take.
-    TESSERA_ASSIGN_OR_RETURN(
-        simExe, simVariant(unitMask, 0, unitMask, true, defaultHeuristics()));
+    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0, unitMask, true,
+                                                true, defaultHeuristics()));
     t = &simExe->times();
     fingerprint = simExe->codeFingerprint();
   } else if (device == DeviceKind::Cuda) {
-    TESSERA_ASSIGN_OR_RETURN(
-        cudaExe, cudaVariant(unitMask, 0, unitMask, true, defaultHeuristics()));
+    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0, unitMask, true,
+                                                  true, defaultHeuristics()));
     t = &cudaExe->times;
     fingerprint = cudaExe->fingerprint;
   } else {
@@ -472,9 +480,9 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
                                const Checked &c, bool counters) {
-  TESSERA_ASSIGN_OR_RETURN(auto exe,
-                           simVariant(c.unitMask, c.absentMask, c.alignedMask,
-                                      c.index32, c.heuristics, counters));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto exe, simVariant(c.unitMask, c.absentMask, c.alignedMask, c.index32,
+                           c.declaredGrid, c.heuristics, counters));
   for (int d = 0; d < 3; ++d)
     if (c.grid[d] > exe->gridBound()[d])
       return internalError(
@@ -553,13 +561,14 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
 
 StatusOr<std::shared_ptr<CudaExecutable>>
 Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask,
-                          uint64_t alignedMask, bool index32,
+                          uint64_t alignedMask, bool index32, bool declaredGrid,
                           const std::string &heuristics) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
       cudaVariants, spec, *info,
-      VariantKey{unitMask, absentMask, alignedMask, index32, heuristics},
+      VariantKey{unitMask, absentMask, alignedMask, index32, declaredGrid,
+                 heuristics},
       [&](const Specialization &s)
           -> StatusOr<std::shared_ptr<CudaExecutable>> {
         driver::GpuEmitOptions gpu;
@@ -658,9 +667,9 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   std::shared_ptr<CudaExecutable> exe = cudaSource;
   if (!exe) {
     // Alignment of what the kernel receives: staged host tensors move.
-    TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(c.unitMask, c.absentMask,
-                                              alignedMaskOf(deviceArgs),
-                                              c.index32, c.heuristics));
+    TESSERA_ASSIGN_OR_RETURN(
+        exe, cudaVariant(c.unitMask, c.absentMask, alignedMaskOf(deviceArgs),
+                         c.index32, c.declaredGrid, c.heuristics));
   }
   std::vector<int64_t> slots = flattenArgs(deviceArgs);
   std::vector<void *> params(slots.size());
@@ -699,11 +708,12 @@ StatusOr<std::shared_ptr<driver::CpuExecutable>>
 Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask,
                       const std::string &heuristics) {
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(variants, spec, *info,
-                       VariantKey{unitMask, absentMask, 0, false, heuristics},
-                       [&](const Specialization &s) {
-                         return driver::compileForCpu(*module, name, s);
-                       });
+  return cachedVariant(
+      variants, spec, *info,
+      VariantKey{unitMask, absentMask, 0, false, false, heuristics},
+      [&](const Specialization &s) {
+        return driver::compileForCpu(*module, name, s);
+      });
 }
 
 namespace {
@@ -829,11 +839,10 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                              paramWhere(p).c_str(), a.describe().c_str());
   }
 
-  // The shape symbols, for the grid and the heuristics (when needed).
+  // The shape symbols, for the grid and the heuristics.
   std::vector<std::pair<std::string, int64_t>> shapes;
-  if (!opts.grid || !info->heuristics.empty())
-    for (auto &[sym, v] : symbols)
-      shapes.emplace_back(sym, v.first);
+  for (auto &[sym, v] : symbols)
+    shapes.emplace_back(sym, v.first);
   if (!info->heuristics.empty()) {
     TESSERA_ASSIGN_OR_RETURN(auto values,
                              module->evaluateHeuristics(name, spec, shapes));
@@ -850,10 +859,21 @@ Kernel::Impl::check(const std::vector<Arg> &args,
   }
   if (opts.grid) {
     out.grid = *opts.grid;
+    // An explicit grid within the declared one keeps its guarantees; a
+    // larger one (or a grid that cannot be evaluated) runs code that tests
+    // program ids against every extent.
+    auto g =
+        module
+            ? module->evaluateGrid(name, spec, shapes)
+            : StatusOr<std::vector<int64_t>>(unimplemented("no declared grid"));
+    out.declaredGrid = g.ok();
+    for (size_t i = 0; g.ok() && i < 3; ++i)
+      out.declaredGrid &= out.grid[i] <= (i < g->size() ? (*g)[i] : 1);
   } else {
     TESSERA_ASSIGN_OR_RETURN(auto g, module->evaluateGrid(name, spec, shapes));
     for (size_t i = 0; i < 3; ++i)
       out.grid[i] = i < g.size() ? g[i] : 1;
+    out.declaredGrid = true;
   }
   for (int64_t g : out.grid)
     if (g < 0)
@@ -885,9 +905,9 @@ std::array<int64_t, 3> Kernel::Impl::index32GridBound(const Checked &c) const {
   auto it = gridBounds.find(c.heuristics);
   if (it == gridBounds.end()) {
     // The specialisation the index32 variant is compiled with.
-    Specialization s = variantSpec(
-        spec, *info,
-        VariantKey{c.unitMask, c.absentMask, 0, true, c.heuristics});
+    Specialization s = variantSpec(spec, *info,
+                                   VariantKey{c.unitMask, c.absentMask, 0, true,
+                                              c.declaredGrid, c.heuristics});
     it = gridBounds.emplace(c.heuristics, module->index32GridBound(name, s))
              .first;
   }
@@ -1047,7 +1067,8 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
     TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask, c.alignedMask,
-                                       c.index32, c.heuristics, opts.counters));
+                                       c.index32, c.declaredGrid, c.heuristics,
+                                       opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
       TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));

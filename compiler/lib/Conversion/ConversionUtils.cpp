@@ -117,6 +117,34 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
 
   // The launch keeps each grid axis within tile.grid_bound (index32).
   auto bound = f->getAttrOfType<DenseI64ArrayAttr>("tile.grid_bound");
+  // The launch keeps each axis named in tile.grid_symbols below that shape
+  // symbol's extent: the extent of the argument dimension that
+  // tessera-unify-shape-dims kept for it, for tessera-fold-grid-bounds.
+  if (auto gridSymbols = f->getAttrOfType<ArrayAttr>("tile.grid_symbols")) {
+    SmallVector<ArrayAttr> symbols;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      symbols.push_back(f.getArgAttrOfType<ArrayAttr>(i, "tile.dim_symbols"));
+    SmallVector<int64_t> extents(6, -1);
+    for (auto [axis, s] : llvm::enumerate(gridSymbols)) {
+      auto name = dyn_cast<StringAttr>(s);
+      if (axis >= 3 || !name || name.getValue().empty())
+        continue;
+      for (auto [arg, dims] : llvm::enumerate(symbols)) {
+        int64_t d = -1;
+        for (auto [i, sym] :
+             llvm::enumerate(dims ? dims.getValue() : ArrayRef<Attribute>()))
+          if (sym == name)
+            d = static_cast<int64_t>(i);
+        if (d < 0)
+          continue;
+        auto [first, firstDim] = firstWithSymbol(symbols, arg, d);
+        extents[2 * axis] = first;
+        extents[2 * axis + 1] = firstDim;
+        break;
+      }
+    }
+    kernel->setAttr("tile.grid_extents", DenseI64ArrayAttr::get(ctx, extents));
+  }
 
   // Move the body over (the new function's entry block is replaced).
   Region &dst = kernel.getBody();

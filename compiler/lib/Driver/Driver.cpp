@@ -369,6 +369,27 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
         f->setAttr("tile.grid_bound", b.getDenseI64ArrayAttr(bound));
     });
   }
+  // A launch on the declared grid keeps program_id(i) below the extent of
+  // the shape symbol grid axis i names, if it names one (tile.grid_symbols,
+  // for tessera-fold-grid-bounds).
+  if (spec.declaredGrid) {
+    mlir::Builder b(&ctx);
+    llvm::SmallVector<mlir::Attribute> names;
+    bool any = false;
+    for (const ast::Expr *g : d->grid) {
+      std::string sym;
+      if (auto *n = llvm::dyn_cast<ast::NameExpr>(g))
+        if (llvm::is_contained(d->info.shapeSymbols, n->name))
+          sym = n->name;
+      any |= !sym.empty();
+      names.push_back(b.getStringAttr(sym));
+    }
+    if (any)
+      mod->walk([&](mlir::func::FuncOp f) {
+        if (f->hasAttr("tile.kernel"))
+          f->setAttr("tile.grid_symbols", b.getArrayAttr(names));
+      });
+  }
   if (meta) {
     meta->abi = k.abi;
     meta->numWarps = k.numWarps;

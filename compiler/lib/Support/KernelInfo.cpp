@@ -313,5 +313,7 @@ std::string Specialization::canonical() const {
     os << a << ",";
   if (index32)
     os << ";index32";
+  if (declaredGrid)
+    os << ";declared_grid";
   return os.str();
 }

@@ -48,7 +48,8 @@ int main(int argc, char **argv) {
   CLI::App app{"Compile a Tessera tile-language kernel and print one stage"};
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
                                                  alignedText, all, shapeText;
-  bool timeStages = false, allUnit = false, index32 = false;
+  bool timeStages = false, allUnit = false, index32 = false,
+       declaredGrid = false;
   std::string outputPath;
   std::string arch = "sm_90a";
   bool resourceUsage = false;
@@ -77,6 +78,9 @@ int main(int argc, char **argv) {
   app.add_flag("--index32", index32,
                "Assume every tensor's dimensions and element offsets fit in "
                "31 bits (32-bit index arithmetic on the GPU)");
+  app.add_flag("--declared-grid", declaredGrid,
+               "Assume the launch's grid is within the one @kernel declares "
+               "(program ids below the shape symbols the grid names)");
   app.add_option("--emit", emitText,
                  "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj "
                  "(host CPU), gpu, ptx, cubin (NVIDIA GPU), none")
@@ -118,6 +122,7 @@ int main(int argc, char **argv) {
   }
   Specialization spec;
   spec.index32 = index32;
+  spec.declaredGrid = declaredGrid;
   spec.precision = precision;
   for (const std::string &item : splitList(specText)) {
     auto eq = item.find('=');

@@ -437,6 +437,48 @@ TEST(RuntimeApi, GridsBeyondTheIndex32BoundRunThe64BitCode) {
     EXPECT_EQ(y[i], 2.0f * float(i)) << i;
 }
 
+// On its declared grid, `rows` takes program r to be below R and does not
+// test the row index; a grid given at launch within the declared one keeps
+// that code, a larger one runs code that tests it (the sim reports the
+// accesses past the last row otherwise).
+TEST(RuntimeApi, GridsBeyondTheDeclaredGridTestProgramIds) {
+  const char *src = R"(
+@kernel(grid=(R,))
+def rows(x: Tensor["R", "C", f32], y: Tensor["R", "C", f32],
+         BLOCK: constexpr = 32):
+    r = tile.program_id(0)
+    v = tile.load(x, offsets=(r, 0), shape=(1, BLOCK))
+    tile.store(y, v * 2.0, offsets=(r, 0))
+)";
+  auto prog = rt().loadSource("rows.tile", src);
+  ASSERT_TRUE(prog.ok()) << prog.status().toString();
+  auto k = rt().compile(**prog, "rows", {}, DeviceKind::Sim);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  constexpr int kRows = 5, kCols = 32;
+  std::vector<float> x(kRows * kCols), y;
+  for (int i = 0; i < kRows * kCols; ++i)
+    x[i] = float(i);
+  auto launch = [&](std::optional<std::array<int64_t, 3>> grid) {
+    y.assign(kRows * kCols, -1.0f);
+    return (*k)->launch(
+        {TensorView::contiguous(x.data(), DType::F32, {kRows, kCols}),
+         TensorView::contiguous(y.data(), DType::F32, {kRows, kCols})},
+        {.grid = grid});
+  };
+  for (auto grid : {std::optional<std::array<int64_t, 3>>{},
+                    std::optional(std::array<int64_t, 3>{kRows + 3, 1, 1}),
+                    std::optional(std::array<int64_t, 3>{kRows, 2, 1})}) {
+    Status s = launch(grid);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    for (int i = 0; i < kRows * kCols; ++i)
+      EXPECT_EQ(y[i], 2.0f * float(i)) << i;
+  }
+  Status s = launch(std::array<int64_t, 3>{kRows - 2, 1, 1});
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(y[(kRows - 3) * kCols], 2.0f * float((kRows - 3) * kCols));
+  EXPECT_EQ(y[(kRows - 2) * kCols], -1.0f);
+}
+
 // @heuristics constexprs follow each launch's shapes: one Kernel runs the
 // variant its shapes select, on cpu and sim alike; a specialisation that
 // fixes such a constexpr is refused by a launch whose shapes disagree.

@@ -488,6 +488,30 @@ def UnifyShapeDimsPass : Pass<"tessera-unify-shape-dims", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def FoldGridBoundsPass : Pass<"tessera-fold-grid-bounds"> {
+  let summary = "Folds bounds tests of program ids against the extents the declared grid gives them";
+  let description = [{
+    A kernel whose grid axis is a shape symbol (`@kernel(grid=(S, B))`) and
+    that is launched on that grid, or a smaller one, has `program_id(0) <
+    S` and `program_id(1) < B` for every program. The driver records this
+    for a specialisation that guarantees it (`declaredGrid`) as
+    `tile.grid_extents` on the `gpu.func`: for each axis x, y, z the
+    kernel argument and dimension whose extent bounds it (-1, -1 for an
+    axis with no such extent).
+
+    This pass replaces every `arith.cmpi ult` / `slt` of a `gpu.block_id`
+    (through integer extensions and index casts, and under `tile.index32`
+    truncations, which keep values below 2^31) against the `memref.dim` of
+    that argument and dimension with `true`. The bounds tests of a tile
+    access at `offsets=(b, s, 0)` on the outer dimensions disappear, and
+    the access's predicate is that of its innermost run alone.
+
+    The runtime launches such a variant only on grids within the declared
+    one (a larger explicit grid runs code that keeps the tests).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def NarrowIndexLoopsPass : Pass<"tessera-narrow-index-loops", "::mlir::func::FuncOp"> {
   let summary = "Loops over 31-bit index ranges run on 32-bit induction variables";
   let description = [{

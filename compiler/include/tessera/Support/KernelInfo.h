@@ -196,6 +196,11 @@ struct Specialization {
   /// Every dimension and element offset of every tensor fits in 31 bits at
   /// launch: the GPU code computes indices and bounds in 32 bits.
   bool index32 = false;
+  /// The launch's grid is within the grid `@kernel` declares for the
+  /// launch's shapes, axis by axis: on an axis the grid gives as a shape
+  /// symbol (`grid=(S, B)`), the program ids are below that extent and the
+  /// GPU code does not test them against it.
+  bool declaredGrid = false;
 
   /// A canonical text form, used in cache keys.
   std::string canonical() const;

@@ -82,7 +82,8 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                         "max-tile-registers=" +
                             std::to_string(kMaxTileRegisters) +
                             "},"
-                            "symbol-dce,canonicalize,cse"));
+                            "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
+                            "canonicalize,cse"));
   } else {
     TESSERA_RETURN_IF_ERROR(addPipeline(
         pm,
@@ -101,7 +102,8 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
             "func.func(convert-linalg-to-parallel-loops,"
             "tessera-gpu-vectorize-elementwise),"
             "tessera-distribute-to-gpu{max-shared-bytes=0},"
-            "symbol-dce,canonicalize,cse,tessera-gpu-mma-sync,"
+            "symbol-dce,canonicalize,tessera-fold-grid-bounds,canonicalize,cse,"
+            "tessera-gpu-mma-sync,"
             "tessera-gpu-async-copy,tessera-gpu-pipeline-copies,"
             "canonicalize,cse,tessera-lower-subgroup-reduce,"
             "canonicalize,cse"));
