@@ -2509,6 +2509,91 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
 /// are sign-extended i32 tiles or splats of scalars that fit in 32 bits
 /// (masks such as `arange < n`) into i32 comparisons: one 32-bit compare
 /// per element instead of a 64-bit pair.
+/// Under `tile.index32`, a bound u with 0 <= v <= u < 2^32 for every
+/// element of the integer tile `v`, from how it is computed: splats of
+/// non-negative bounded scalars, non-negative aranges and constants, their
+/// extensions and sums; nullopt when unknown.
+static std::optional<int64_t> unsignedBound32(Value v, unsigned depth = 0) {
+  constexpr int64_t kMaxU32 = (int64_t(1) << 32) - 1;
+  if (depth > 8)
+    return std::nullopt;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    auto d = dyn_cast<DenseIntElementsAttr>(c.getValue());
+    if (!d)
+      return std::nullopt;
+    int64_t most = 0;
+    for (const APInt &x : d.getValues<APInt>()) {
+      if (x.isNegative() || x.getActiveBits() > 32)
+        return std::nullopt;
+      most = std::max<int64_t>(most, x.getZExtValue());
+    }
+    return most;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto sp = dyn_cast<SplatOp>(def)) {
+    auto b = tessera::index32Bound(sp.getScalar());
+    if (b && *b <= kMaxU32 && tessera::knownNonNegative(sp.getScalar()))
+      return b;
+    return std::nullopt;
+  }
+  if (auto a = dyn_cast<ArangeOp>(def)) {
+    if (a.getStartValue() < 0 || a.getEndValue() < 1 ||
+        a.getEndValue() - 1 > kMaxU32)
+      return std::nullopt;
+    return a.getEndValue() - 1;
+  }
+  if (isa<arith::ExtSIOp, arith::ExtUIOp>(def)) {
+    Value in = def->getOperand(0);
+    unsigned bits = getElementTypeOrSelf(in.getType()).getIntOrFloatBitWidth();
+    auto b = unsignedBound32(in, depth + 1);
+    // A sign extension keeps values whose sign bit is clear.
+    if (!b || bits > 32 ||
+        (isa<arith::ExtSIOp>(def) && *b >= (int64_t(1) << (bits - 1))))
+      return std::nullopt;
+    return b;
+  }
+  if (isa<arith::AddIOp>(def)) {
+    auto x = unsignedBound32(def->getOperand(0), depth + 1);
+    auto y = unsignedBound32(def->getOperand(1), depth + 1);
+    if (x && y && *x + *y <= kMaxU32)
+      return *x + *y;
+  }
+  return std::nullopt;
+}
+
+/// `v` (with unsignedBound32) as an i32 tile of the same values read as
+/// unsigned, built at `b`.
+static Value narrowUnsigned32(OpBuilder &b, Location l, Value v) {
+  Type i32 = b.getI32Type();
+  auto t32 = cast<RankedTensorType>(v.getType()).clone(i32);
+  if (getElementTypeOrSelf(v.getType()).isInteger(32))
+    return v;
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    return arith::ConstantOp::create(
+        b, l,
+        cast<DenseIntElementsAttr>(c.getValue())
+            .mapValues(i32, [](const APInt &x) { return x.trunc(32); }));
+  if (auto sp = v.getDefiningOp<SplatOp>())
+    return SplatOp::create(b, l, t32,
+                           arith::TruncIOp::create(b, l, i32, sp.getScalar()));
+  if (auto a = v.getDefiningOp<ArangeOp>())
+    return ArangeOp::create(b, l, t32, a.getStartAttr(), a.getEndAttr());
+  Operation *def = v.getDefiningOp();
+  if (isa<arith::ExtSIOp, arith::ExtUIOp>(def)) {
+    // Non-negative: zero and sign extension agree.
+    Value in = def->getOperand(0);
+    if (getElementTypeOrSelf(in.getType()).isInteger(32))
+      return in;
+    return arith::ExtUIOp::create(b, l, t32, in);
+  }
+  auto add = cast<arith::AddIOp>(def);
+  return arith::AddIOp::create(b, l, narrowUnsigned32(b, l, add.getLhs()),
+                               narrowUnsigned32(b, l, add.getRhs()),
+                               arith::IntegerOverflowFlags::nuw);
+}
+
 static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
   constexpr int64_t kMax32 = (int64_t(1) << 31) - 1;
   SmallVector<arith::CmpIOp> cmps;
@@ -2518,8 +2603,21 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
       cmps.push_back(c);
   });
   using P = arith::CmpIPredicate;
+  static const std::pair<P, P> kUnsigned[] = {
+      {P::slt, P::ult}, {P::sle, P::ule}, {P::sgt, P::ugt}, {P::sge, P::uge}};
   for (arith::CmpIOp c : cmps) {
     P p = c.getPredicate();
+    // Both sides within [0, 2^32): an unsigned i32 comparison (a tile's
+    // start near 2^31 plus its columns does not fit in a signed i32).
+    if (unsignedBound32(c.getLhs()) && unsignedBound32(c.getRhs())) {
+      OpBuilder b(c);
+      c.getLhsMutable().assign(narrowUnsigned32(b, c.getLoc(), c.getLhs()));
+      c.getRhsMutable().assign(narrowUnsigned32(b, c.getLoc(), c.getRhs()));
+      for (auto [sp, up] : kUnsigned)
+        if (p == sp)
+          c.setPredicate(up);
+      continue;
+    }
     if (p == P::ult || p == P::ule || p == P::ugt || p == P::uge)
       continue;
     auto narrowable = [&](Value v) {
@@ -2551,10 +2649,6 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
     // Between non-negative values signed and unsigned order agree; the
     // unsigned form is the one of the bounds checks, which then share it.
     if (nonNegative) {
-      static const std::pair<P, P> kUnsigned[] = {{P::slt, P::ult},
-                                                  {P::sle, P::ule},
-                                                  {P::sgt, P::ugt},
-                                                  {P::sge, P::uge}};
       for (auto [sp, up] : kUnsigned)
         if (p == sp)
           c.setPredicate(up);

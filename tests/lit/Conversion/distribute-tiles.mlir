@@ -294,6 +294,32 @@ func.func @uniform_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned
 
 // -----
 
+// A mask `i0 + arange < n` with i0 up to 2^31 - 1 (here an extent): the sum
+// may pass 2^31, so not a signed i32, but it stays below 2^32 and both sides
+// are non-negative: an unsigned i32 comparison of an unsigned i32 sum.
+// CHECK-LABEL: gpu.func @tile_start_mask
+// CHECK-NOT: vector<{{[0-9]+}}xi64>
+// CHECK: arith.addi %{{.*}}, %{{.*}} overflow<nuw> : vector<8xi32>
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: gpu.return
+func.func @tile_start_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}, %c: memref<?xf32, strided<[1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c0i = arith.constant 0 : index
+  %d = memref.dim %a, %c0i : memref<?xf32, strided<[1], offset: ?>>
+  %n = arith.index_cast %d : index to i64
+  %r = tile.arange 0 to 1024 : tensor<1024xi32>
+  %r64 = arith.extsi %r : tensor<1024xi32> to tensor<1024xi64>
+  %starts = tile.splat %n : tensor<1024xi64>
+  %i = arith.addi %starts, %r64 : tensor<1024xi64>
+  %ns = tile.splat %n : tensor<1024xi64>
+  %m = arith.cmpi slt, %i, %ns : tensor<1024xi64>
+  %x = tile.load %a[%c0] mask(%m : tensor<1024xi1>) : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
+  tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+
 // A comparison constant over runs of 4 that is not a load mask (here a
 // `where`) is also computed once per run and spread over the run's
 // registers.
