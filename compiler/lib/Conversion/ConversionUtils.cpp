@@ -292,6 +292,16 @@ std::optional<int64_t> tessera::index32Bound(Value v, unsigned depth) {
     }
     return b;
   }
+  // The minimum of non-negative values is below each of their bounds.
+  if (isa<arith::MinSIOp, arith::MinUIOp>(def) &&
+      knownNonNegative(def->getOperand(0), depth + 1) &&
+      knownNonNegative(def->getOperand(1), depth + 1)) {
+    auto x = index32Bound(def->getOperand(0), depth + 1);
+    auto y = index32Bound(def->getOperand(1), depth + 1);
+    if (x && y)
+      return std::min(*x, *y);
+    return x ? x : y;
+  }
   if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
     auto x = index32Bound(def->getOperand(0), depth + 1);
     auto y = index32Bound(def->getOperand(1), depth + 1);
@@ -330,6 +340,9 @@ bool tessera::knownNonNegative(Value v, unsigned depth) {
     return true;
   if (isa<tile::SplatOp, arith::IndexCastOp, arith::ExtSIOp>(def))
     return knownNonNegative(def->getOperand(0), depth + 1);
+  if (isa<arith::MinSIOp, arith::MinUIOp, arith::MaxSIOp>(def))
+    return knownNonNegative(def->getOperand(0), depth + 1) &&
+           knownNonNegative(def->getOperand(1), depth + 1);
   // A truncation keeps non-negative values that fit in its type's sign.
   if (isa<arith::TruncIOp>(def)) {
     auto b = index32Bound(def->getOperand(0), depth + 1);
@@ -341,11 +354,14 @@ bool tessera::knownNonNegative(Value v, unsigned depth) {
   if (isa<arith::AddIOp, arith::MulIOp>(def)) {
     auto x = index32Bound(def->getOperand(0), depth + 1);
     auto y = index32Bound(def->getOperand(1), depth + 1);
+    // The result stays below the sign bit of its type (index: 64 bits).
+    Type t = getElementTypeOrSelf(def->getResult(0).getType());
+    unsigned bits = t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
     int64_t r;
     return x && y &&
            !(isa<arith::MulIOp>(def) ? llvm::MulOverflow(*x, *y, r)
                                      : llvm::AddOverflow(*x, *y, r)) &&
-           r < (int64_t(1) << 31) &&
+           (bits >= 64 || r < (int64_t(1) << (bits - 1))) &&
            knownNonNegative(def->getOperand(0), depth + 1) &&
            knownNonNegative(def->getOperand(1), depth + 1);
   }

@@ -68,15 +68,16 @@ Value byteAddress(OpBuilder &b, Location l, Value memref, ValueRange indices);
 /// it is computed: tensor extents (below 2^31), program ids and counts
 /// (within the kernel's `tile.grid_bound` or the `upper_bound` of their
 /// gpu ops, else below 2^31), thread ids, constants, casts, sums,
-/// differences, products and loop induction variables (between their
-/// bounds); nullopt when unknown.
+/// differences, products, minima of non-negative values and loop induction
+/// variables (between their bounds); nullopt when unknown.
 std::optional<int64_t> index32Bound(Value v, unsigned depth = 0);
 
 /// Whether the integer scalar or tile `v` is known to be non-negative from
 /// how it is computed: extents, program and thread ids, non-negative
 /// constants and aranges, splats and casts of those, unsigned extensions,
-/// induction variables from a non-negative lower bound, and sums and
-/// products of those whose bound keeps them within 31 bits.
+/// induction variables from a non-negative lower bound, minima and maxima
+/// of those, and sums and products of those whose bound stays below the
+/// sign bit of their type.
 bool knownNonNegative(Value v, unsigned depth = 0);
 
 /// The largest of `want`, want/2, ... (at least `least`) that divides

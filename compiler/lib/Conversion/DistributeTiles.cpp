@@ -93,7 +93,8 @@ int64_t pow2Divisor(int64_t x) {
 }
 
 /// Largest power of two dividing the value of the scalar `v` (capped), from
-/// how it is computed: constants, products, sums and loop counters.
+/// how it is computed: constants, products, sums, minima and maxima, and
+/// loop counters.
 /// `dimDivisibility`, when given, answers for `memref.dim` (the innermost
 /// extent of a 16-byte aligned tensor is a multiple of 16 bytes).
 int64_t divisibility(
@@ -123,7 +124,8 @@ int64_t divisibility(
     return operand(0); // (truncation keeps the low bits)
   if (isa<arith::MulIOp>(def))
     return std::min(kMaxDivisor, operand(0) * operand(1));
-  if (isa<arith::AddIOp, arith::SubIOp>(def))
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MinUIOp,
+          arith::MaxSIOp, arith::MaxUIOp>(def))
     return std::min(operand(0), operand(1));
   return 1;
 }
@@ -733,7 +735,7 @@ int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
     return 1;
   int64_t w =
       std::min<int64_t>({getContiguousRegisters(layout, tile.getShape()),
-                         16 / (bits / 8), vectorCap, divisibility(lastOffset)});
+                         16 / (bits / 8), vectorCap, divisibilityOf(lastOffset)});
   int64_t p = 1;
   while (p * 2 <= w)
     p *= 2;

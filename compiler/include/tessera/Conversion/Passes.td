@@ -512,6 +512,34 @@ def FoldGridBoundsPass : Pass<"tessera-fold-grid-bounds"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def PrefetchTileLoadsPass : Pass<"tessera-prefetch-tile-loads", "::mlir::func::FuncOp"> {
+  let summary = "Row loops load the tiles of the next num_stages - 1 iterations ahead";
+  let description = [{
+    In a tile kernel with `tile.num_stages` S >= 2, each `scf.for` that
+    walks along a row (a constant step: a grid-stride loop, whose step
+    counts the programs, is left to occupancy), whose body writes no
+    memory and has no `tile.dot` (the GEMM and attention loops pipeline
+    their operands through shared memory in tessera-distribute-tiles) gets
+    its `tile.load`s issued S - 1 iterations ahead: the tiles of the first S - 1 iterations are loaded
+    before the loop, the body loads the tile of iteration i + S - 1 at its
+    top (before any reduction's barrier) and carries the ring of loaded
+    tiles as iteration arguments; the body computes on the tile loaded
+    earlier. A load qualifies when its operands are computed in the body
+    from the induction variable and values defined outside the loop by
+    pure operations (cloned for the later iteration), not from
+    loop-carried values.
+
+    The induction variable of a load ahead is `min(iv + k * step, ub)`:
+    a tile loaded for an iteration that does not run is never used, its
+    load is clipped to the tensor like any other, and the clamp keeps the
+    offsets within the loop's bounds (31 bits under `tile.index32`).
+    Loops that store are left alone: a store in the body could write what
+    a load ahead has already read.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def NarrowIndexLoopsPass : Pass<"tessera-narrow-index-loops", "::mlir::func::FuncOp"> {
   let summary = "Loops over 31-bit index ranges run on 32-bit induction variables";
   let description = [{

@@ -74,6 +74,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   if (usesRegisterLowering(module)) {
     TESSERA_RETURN_IF_ERROR(
         addPipeline(pm, "func.func(tessera-unify-shape-dims,"
+                        "tessera-prefetch-tile-loads,"
                         "tessera-narrow-index-loops),canonicalize,cse,"
                         "tessera-lower-tile-atomics,"
                         "func.func(tessera-assign-layouts,"
