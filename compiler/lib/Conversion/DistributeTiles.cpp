@@ -733,9 +733,9 @@ int64_t KernelLowering::accessWidth(RankedTensorType tile, Value memref,
   int64_t bits = tile.getElementTypeBitWidth();
   if (bits < 8 || bits % 8 != 0)
     return 1;
-  int64_t w =
-      std::min<int64_t>({getContiguousRegisters(layout, tile.getShape()),
-                         16 / (bits / 8), vectorCap, divisibilityOf(lastOffset)});
+  int64_t w = std::min<int64_t>(
+      {getContiguousRegisters(layout, tile.getShape()), 16 / (bits / 8),
+       vectorCap, divisibilityOf(lastOffset)});
   int64_t p = 1;
   while (p * 2 <= w)
     p *= 2;
