@@ -859,16 +859,18 @@ Kernel::Impl::check(const std::vector<Arg> &args,
   }
   if (opts.grid) {
     out.grid = *opts.grid;
-    // An explicit grid within the declared one keeps its guarantees; a
-    // larger one (or a grid that cannot be evaluated) runs code that tests
-    // program ids against every extent.
-    auto g =
-        module
-            ? module->evaluateGrid(name, spec, shapes)
-            : StatusOr<std::vector<int64_t>>(unimplemented("no declared grid"));
-    out.declaredGrid = g.ok();
-    for (size_t i = 0; g.ok() && i < 3; ++i)
-      out.declaredGrid &= out.grid[i] <= (i < g->size() ? (*g)[i] : 1);
+    // An explicit grid within the declared one keeps its guarantees (a
+    // kernel that declares none assumes nothing); a larger one, or a
+    // declared grid that cannot be evaluated, runs code that tests program
+    // ids against every extent.
+    if (!module || !info->hasGrid) {
+      out.declaredGrid = true;
+    } else {
+      auto g = module->evaluateGrid(name, spec, shapes);
+      out.declaredGrid = g.ok();
+      for (size_t i = 0; g.ok() && i < 3; ++i)
+        out.declaredGrid &= out.grid[i] <= (i < g->size() ? (*g)[i] : 1);
+    }
   } else {
     TESSERA_ASSIGN_OR_RETURN(auto g, module->evaluateGrid(name, spec, shapes));
     for (size_t i = 0; i < 3; ++i)
