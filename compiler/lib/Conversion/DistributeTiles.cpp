@@ -2596,6 +2596,39 @@ static Value narrowUnsigned32(OpBuilder &b, Location l, Value v) {
                                arith::IntegerOverflowFlags::nuw);
 }
 
+/// Under `tile.index32`, integer divisions and remainders of non-negative
+/// i64 scalars below 2^31 (a program id split into batch and head, say)
+/// as unsigned 32-bit ones: LLVM otherwise tests at run time whether the
+/// operands fit in 32 bits and keeps a 64-bit division, which ptxas makes
+/// a call.
+static void narrowIndexDivisions(gpu::GPUFuncOp kernel) {
+  constexpr int64_t kMax31 = (int64_t(1) << 31) - 1;
+  SmallVector<Operation *> divs;
+  kernel.walk([&](Operation *op) {
+    if (isa<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp,
+            arith::RemSIOp, arith::RemUIOp>(op) &&
+        op->getResult(0).getType().isInteger(64) &&
+        llvm::all_of(op->getOperands(), [](Value v) {
+          std::optional<int64_t> b = tessera::index32Bound(v);
+          return b && *b <= kMax31 && tessera::knownNonNegative(v);
+        }))
+      divs.push_back(op);
+  });
+  for (Operation *op : divs) {
+    OpBuilder b(op);
+    Location l = op->getLoc();
+    Type i32 = b.getI32Type();
+    Value x = arith::TruncIOp::create(b, l, i32, op->getOperand(0));
+    Value y = arith::TruncIOp::create(b, l, i32, op->getOperand(1));
+    Value r = isa<arith::RemSIOp, arith::RemUIOp>(op)
+                  ? arith::RemUIOp::create(b, l, x, y).getResult()
+                  : arith::DivUIOp::create(b, l, x, y).getResult();
+    op->getResult(0).replaceAllUsesWith(
+        arith::ExtUIOp::create(b, l, b.getI64Type(), r).getResult());
+    op->erase();
+  }
+}
+
 static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
   constexpr int64_t kMax32 = (int64_t(1) << 31) - 1;
   SmallVector<arith::CmpIOp> cmps;
@@ -2660,8 +2693,10 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
 
 LogicalResult KernelLowering::run() {
   Region &body = kernel.getBody();
-  if (index32)
+  if (index32) {
     narrowIndexCompares(kernel);
+    narrowIndexDivisions(kernel);
+  }
   // The largest tile one thread holds, in 32-bit registers.
   int64_t words = 0;
   kernel.walk([&](Operation *op) {

@@ -378,3 +378,37 @@ func.func @ragged_mask(%a: memref<?xf32, strided<[1], offset: ?>> {tile.aligned 
   tile.store %x, %c[%c0] : tensor<1024xf32>, memref<?xf32, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// Under tile.index32, a program id split by a tensor extent (batch and
+// head) divides in 32 bits: no 64-bit division (a call in SASS) remains.
+// Without index32 the division stays 64-bit.
+// CHECK-LABEL: gpu.func @split_program_id
+// CHECK-NOT: arith.floordivsi
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK-LABEL: gpu.func @split_program_id_wide
+// CHECK: arith.floordivsi %{{.*}}, %{{.*}} : i64
+func.func @split_program_id(%a: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.dim_symbols = ["Z", "H"]}) attributes {tile.kernel, tile.index32, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.program_id 0 : i64
+  %d = memref.dim %a, %c1 : memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %h = arith.index_cast %d : index to i64
+  %z = arith.floordivsi %p, %h : i64
+  %c0i = arith.constant 0 : i64
+  %x = tile.load %a[%z, %c0i] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x128xf32>
+  tile.store %x, %a[%z, %c0i] : tensor<1x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+func.func @split_program_id_wide(%a: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.dim_symbols = ["Z", "H"]}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c1 = arith.constant 1 : index
+  %p = tile.program_id 0 : i64
+  %d = memref.dim %a, %c1 : memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %h = arith.index_cast %d : index to i64
+  %z = arith.floordivsi %p, %h : i64
+  %c0i = arith.constant 0 : i64
+  %x = tile.load %a[%z, %c0i] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x128xf32>
+  tile.store %x, %a[%z, %c0i] : tensor<1x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
