@@ -129,18 +129,9 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
       auto name = dyn_cast<StringAttr>(s);
       if (axis >= 3 || !name || name.getValue().empty())
         continue;
-      for (auto [arg, dims] : llvm::enumerate(symbols)) {
-        int64_t d = -1;
-        for (auto [i, sym] :
-             llvm::enumerate(dims ? dims.getValue() : ArrayRef<Attribute>()))
-          if (sym == name)
-            d = static_cast<int64_t>(i);
-        if (d < 0)
-          continue;
-        auto [first, firstDim] = firstWithSymbol(symbols, arg, d);
-        extents[2 * axis] = first;
-        extents[2 * axis + 1] = firstDim;
-        break;
+      if (auto at = firstWithSymbol(symbols, name)) {
+        extents[2 * axis] = at->first;
+        extents[2 * axis + 1] = at->second;
       }
     }
     kernel->setAttr("tile.grid_extents", DenseI64ArrayAttr::get(ctx, extents));
@@ -189,6 +180,16 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   return kernel;
 }
 
+std::optional<std::pair<unsigned, int64_t>>
+tessera::firstWithSymbol(ArrayRef<ArrayAttr> symbols, StringAttr symbol) {
+  for (auto [i, dims] : llvm::enumerate(symbols))
+    if (dims)
+      for (auto [j, s] : llvm::enumerate(dims))
+        if (s == symbol)
+          return std::pair(unsigned(i), int64_t(j));
+  return std::nullopt;
+}
+
 std::pair<unsigned, int64_t>
 tessera::firstWithSymbol(ArrayRef<ArrayAttr> symbols, unsigned arg, int64_t d) {
   ArrayAttr own = arg < symbols.size() ? symbols[arg] : ArrayAttr();
@@ -196,12 +197,7 @@ tessera::firstWithSymbol(ArrayRef<ArrayAttr> symbols, unsigned arg, int64_t d) {
                                             : StringAttr();
   if (!sym || sym.getValue().empty())
     return {arg, d};
-  for (auto [i, other] : llvm::enumerate(symbols))
-    if (other)
-      for (auto [j, s] : llvm::enumerate(other))
-        if (s == sym)
-          return {unsigned(i), int64_t(j)};
-  return {arg, d};
+  return firstWithSymbol(symbols, sym).value_or(std::pair(arg, d));
 }
 
 Value tessera::byteAddress(OpBuilder &b, Location l, Value memref,

@@ -59,6 +59,10 @@ Value alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
 /// no symbol.
 std::pair<unsigned, int64_t> firstWithSymbol(ArrayRef<ArrayAttr> symbols,
                                              unsigned arg, int64_t d);
+/// Where the shape symbol `symbol` first occurs among the arguments'
+/// `tile.dim_symbols`: (argument, dimension); nullopt when nowhere.
+std::optional<std::pair<unsigned, int64_t>>
+firstWithSymbol(ArrayRef<ArrayAttr> symbols, StringAttr symbol);
 
 /// The byte address of memref[indices], as an index: aligned pointer +
 /// (offset + sum(i_d * stride_d)) * element size.

@@ -48,18 +48,6 @@ LLVM::LoopAnnotationAttr noUnroll(MLIRContext *ctx) {
       /*parallelAccesses=*/{});
 }
 
-/// Whether the body of `loop` computes on tiles.
-bool holdsTiles(scf::ForOp loop) {
-  return loop.getBody()
-      ->walk([](Operation *op) {
-        return llvm::any_of(op->getResultTypes(),
-                            [](Type t) { return isa<RankedTensorType>(t); })
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 bool touchesTensors(Operation *op) {
   auto isT = [](Type t) { return isa<RankedTensorType>(t); };
   bool any = llvm::any_of(op->getOperandTypes(), isT) ||
@@ -2291,7 +2279,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     // unrolled vector work: unrolling the loop again (as ptxas does to a
     // loop of unknown trip count with a short body) grows the code and its
     // registers for nothing. `.pragma "nounroll"` in the PTX.
-    if (!loop.getStaticTripCount() && holdsTiles(loop))
+    if (!loop.getStaticTripCount() && touchesTensors(loop))
       nl->setAttr("llvm.loop_annotation", noUnroll(b.getContext()));
     map.map(loop.getInductionVar(), nl.getInductionVar());
     for (auto [a, n] :
@@ -2507,10 +2495,6 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
   return success();
 }
 
-/// Under `tile.index32`, rewrites comparisons of i64 tiles whose operands
-/// are sign-extended i32 tiles or splats of scalars that fit in 32 bits
-/// (masks such as `arange < n`) into i32 comparisons: one 32-bit compare
-/// per element instead of a 64-bit pair.
 /// Under `tile.index32`, a bound u with 0 <= v <= u < 2^32 for every
 /// element of the integer tile `v`, from how it is computed: splats of
 /// non-negative bounded scalars, non-negative aranges and constants, their
@@ -2605,8 +2589,8 @@ static void narrowIndexDivisions(gpu::GPUFuncOp kernel) {
   constexpr int64_t kMax31 = (int64_t(1) << 31) - 1;
   SmallVector<Operation *> divs;
   kernel.walk([&](Operation *op) {
-    if (isa<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp,
-            arith::RemSIOp, arith::RemUIOp>(op) &&
+    if (isa<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp, arith::RemSIOp,
+            arith::RemUIOp>(op) &&
         op->getResult(0).getType().isInteger(64) &&
         llvm::all_of(op->getOperands(), [](Value v) {
           std::optional<int64_t> b = tessera::index32Bound(v);
@@ -2629,6 +2613,29 @@ static void narrowIndexDivisions(gpu::GPUFuncOp kernel) {
   }
 }
 
+/// The unsigned form of a signed order predicate (the same order between
+/// non-negative values); other predicates unchanged.
+static arith::CmpIPredicate unsignedOrder(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case P::slt:
+    return P::ult;
+  case P::sle:
+    return P::ule;
+  case P::sgt:
+    return P::ugt;
+  case P::sge:
+    return P::uge;
+  default:
+    return p;
+  }
+}
+
+/// Under `tile.index32`, rewrites comparisons of i64 tiles whose operands
+/// are sign-extended i32 tiles or splats of scalars that fit in 32 bits
+/// (masks such as `arange < n`) into i32 comparisons: one 32-bit compare
+/// per element instead of a 64-bit pair; both sides within [0, 2^32) make
+/// an unsigned i32 comparison.
 static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
   constexpr int64_t kMax32 = (int64_t(1) << 31) - 1;
   SmallVector<arith::CmpIOp> cmps;
@@ -2638,8 +2645,6 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
       cmps.push_back(c);
   });
   using P = arith::CmpIPredicate;
-  static const std::pair<P, P> kUnsigned[] = {
-      {P::slt, P::ult}, {P::sle, P::ule}, {P::sgt, P::ugt}, {P::sge, P::uge}};
   for (arith::CmpIOp c : cmps) {
     P p = c.getPredicate();
     // Both sides within [0, 2^32): an unsigned i32 comparison (a tile's
@@ -2648,9 +2653,7 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
       OpBuilder b(c);
       c.getLhsMutable().assign(narrowUnsigned32(b, c.getLoc(), c.getLhs()));
       c.getRhsMutable().assign(narrowUnsigned32(b, c.getLoc(), c.getRhs()));
-      for (auto [sp, up] : kUnsigned)
-        if (p == sp)
-          c.setPredicate(up);
+      c.setPredicate(unsignedOrder(p));
       continue;
     }
     if (p == P::ult || p == P::ule || p == P::ugt || p == P::uge)
@@ -2683,11 +2686,8 @@ static void narrowIndexCompares(gpu::GPUFuncOp kernel) {
     c.getRhsMutable().assign(rhs);
     // Between non-negative values signed and unsigned order agree; the
     // unsigned form is the one of the bounds checks, which then share it.
-    if (nonNegative) {
-      for (auto [sp, up] : kUnsigned)
-        if (p == sp)
-          c.setPredicate(up);
-    }
+    if (nonNegative)
+      c.setPredicate(unsignedOrder(p));
   }
 }
 

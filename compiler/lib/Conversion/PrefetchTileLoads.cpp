@@ -79,25 +79,23 @@ Value loadAt(OpBuilder &b, scf::ForOp loop, tile::LoadOp load,
   return b.clone(*load, map)->getResult(0);
 }
 
-/// min(lb + k * step, ub): the value the induction variable has k
-/// iterations after `from`, clamped to the loop's end. A tile loaded there
+/// min(from + k * step, ub) for k > 0 (`from` itself for k = 0): the value
+/// the induction variable has k iterations after `from`, clamped to the
+/// loop's end. A tile loaded there
 /// for an iteration that does not run is never used; its load is clipped
 /// to the tensor like any other, and the clamp keeps its offsets within
 /// the range of the loop's (31-bit) bounds.
 Value ahead(OpBuilder &b, Location l, scf::ForOp loop, Value from, int64_t k) {
+  if (k == 0)
+    return from;
+  // The loops this pass rewrites have a constant step.
+  int64_t delta = *getConstantIntValue(loop.getStep()) * k;
   Type t = from.getType();
-  auto constant = [&](int64_t c) -> Value {
-    return isa<IndexType>(t)
-               ? arith::ConstantIndexOp::create(b, l, c).getResult()
-               : arith::ConstantIntOp::create(b, l, t, c).getResult();
-  };
-  Value next = from;
-  if (k) {
-    // The loops this pass rewrites have a constant step.
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    next = arith::AddIOp::create(b, l, from, constant(*step * k));
-  }
-  return arith::MinSIOp::create(b, l, next, loop.getUpperBound());
+  Value c = isa<IndexType>(t)
+                ? arith::ConstantIndexOp::create(b, l, delta).getResult()
+                : arith::ConstantIntOp::create(b, l, t, delta).getResult();
+  return arith::MinSIOp::create(b, l, arith::AddIOp::create(b, l, from, c),
+                                loop.getUpperBound());
 }
 
 /// Whether `loop` is one this pass pipelines: a walk along a row (its step

@@ -4,9 +4,9 @@
 // iteration loads the next one (at min(iv + step, ub)) first and computes
 // on the one carried in.
 // CHECK-LABEL: func.func @row_sum
-// CHECK: %[[FIRST:.*]] = arith.minsi %{{.*}}, %[[N:.*]] : i64
-// CHECK: %[[PRE:.*]] = tile.load %{{.*}}[%[[FIRST]]]
-// CHECK: scf.for %[[IV:.*]] = %{{.*}} to %[[N]] step %[[STEP:.*]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[CUR:.*]] = %[[PRE]])
+// CHECK: %[[LB:.*]] = arith.constant 0 : i64
+// CHECK: %[[PRE:.*]] = tile.load %{{.*}}[%[[LB]]]
+// CHECK: scf.for %[[IV:.*]] = %[[LB]] to %[[N:.*]] step %[[STEP:.*]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[CUR:.*]] = %[[PRE]])
 // CHECK: %[[NEXT:.*]] = arith.addi %[[IV]], %{{.*}} : i64
 // CHECK-NEXT: %[[AT:.*]] = arith.minsi %[[NEXT]], %[[N]] : i64
 // CHECK-NEXT: %[[LD:.*]] = tile.load %{{.*}}[%[[AT]]]
