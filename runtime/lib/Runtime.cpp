@@ -22,7 +22,6 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <tuple>
 #include <unordered_map>
 
 using namespace tessera;
@@ -200,12 +199,21 @@ struct CudaExecutable {
   int64_t sharedBytes = 0;
   driver::StageTimes times;
 };
-/// A compiled variant: (unit-stride mask, absent-tensor mask, aligned-tensor
-/// mask -- one bit per parameter --, whether 32-bit indices suffice, whether
-/// the grid is within the declared one, the values of the `@heuristics`
-/// constexprs as "NAME=VALUE;...").
-using VariantKey =
-    std::tuple<uint64_t, uint64_t, uint64_t, bool, bool, std::string>;
+/// What a launch guarantees that its compiled variant relies on; the masks
+/// have one bit per parameter.
+struct VariantKey {
+  uint64_t unitMask = 0, absentMask = 0;
+  /// Tensors 16-byte aligned (cpu code ignores it).
+  uint64_t alignedMask = 0;
+  /// Every dimension and element offset of every tensor fits in 31 bits.
+  bool index32 = false;
+  /// The grid is within the one the kernel declares for these shapes, axis
+  /// by axis (Specialization::declaredGrid).
+  bool declaredGrid = false;
+  /// The `@heuristics` values ("NAME=VALUE;...").
+  std::string heuristics;
+  auto operator<=>(const VariantKey &) const = default;
+};
 } // namespace
 
 struct Kernel::Impl {
@@ -222,20 +230,18 @@ struct Kernel::Impl {
   std::vector<int> launchParams;
 
   std::mutex mutex;
-  /// Compiled variants keyed by (unit-stride mask, absent-tensor mask,
-  /// aligned-tensor mask; always 0 on cpu, whose code does not use it).
+  /// Compiled cpu variants, keyed by the facts cpu code uses (masks of
+  /// unit-stride and absent tensors, @heuristics values).
   std::map<VariantKey, std::shared_ptr<driver::CpuExecutable>> variants;
 
+  /// The cpu variant for `key` (whose GPU-only facts it ignores).
   StatusOr<std::shared_ptr<driver::CpuExecutable>>
-  variant(uint64_t unitMask, uint64_t absentMask,
-          const std::string &heuristics);
+  variant(const VariantKey &key);
   /// sim variants, without and with the counters' branch reports.
   std::map<VariantKey, std::shared_ptr<driver::SimExecutable>> simVariants,
       simCountingVariants;
   StatusOr<std::shared_ptr<driver::SimExecutable>>
-  simVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
-             bool index32, bool declaredGrid, const std::string &heuristics,
-             bool counters = false);
+  simVariant(const VariantKey &key, bool counters = false);
   /// What the last launch counted (LaunchOptions::counters), under `mutex`.
   std::optional<SimCounters> lastCounters;
   std::map<VariantKey, std::shared_ptr<CudaExecutable>> cudaVariants;
@@ -243,9 +249,7 @@ struct Kernel::Impl {
   /// block shape. Tensors are passed as bare device pointers.
   std::shared_ptr<CudaExecutable> cudaSource;
   std::array<int, 3> cudaBlock = {1, 1, 1};
-  StatusOr<std::shared_ptr<CudaExecutable>>
-  cudaVariant(uint64_t unitMask, uint64_t absentMask, uint64_t alignedMask,
-              bool index32, bool declaredGrid, const std::string &heuristics);
+  StatusOr<std::shared_ptr<CudaExecutable>> cudaVariant(const VariantKey &key);
   /// The `@heuristics` values a compile without a launch uses: the
   /// specialisation's, else the parameters' defaults.
   std::string defaultHeuristics() const;
@@ -273,17 +277,10 @@ struct Kernel::Impl {
   std::vector<int64_t> flattenArgs(const std::vector<Arg> &args) const;
   struct Checked {
     std::array<int64_t, 3> grid{1, 1, 1};
-    uint64_t unitMask = 0, absentMask = 0;
-    /// Aligned tensors among the arguments a sim kernel receives (cuda
-    /// launches test their device copies instead; cpu code ignores it).
-    uint64_t alignedMask = 0;
-    /// Every dimension and element offset of every tensor fits in 31 bits.
-    bool index32 = true;
-    /// The grid is within the one the kernel declares for these shapes,
-    /// axis by axis (Specialization::declaredGrid).
-    bool declaredGrid = false;
-    /// The `@heuristics` values of this launch ("NAME=VALUE;...").
-    std::string heuristics;
+    /// The variant this launch takes. Its aligned mask is that of the
+    /// arguments a sim kernel receives (cuda launches test their device
+    /// copies instead).
+    VariantKey key;
   };
   StatusOr<Checked> check(const std::vector<Arg> &args,
                           const LaunchOptions &opts) const;
@@ -308,12 +305,11 @@ void appendHeuristic(std::string &key, const std::string &name,
 
 Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
                            const VariantKey &key) {
-  auto [unitMask, absentMask, alignedMask, index32, declaredGrid, heuristics] =
-      key;
+  const std::string &heuristics = key.heuristics;
   Specialization s = spec;
   s.alignmentKnown = true;
-  s.index32 = index32;
-  s.declaredGrid = declaredGrid;
+  s.index32 = key.index32;
+  s.declaredGrid = key.declaredGrid;
   for (size_t start = 0; start < heuristics.size();) {
     size_t end = heuristics.find(';', start);
     if (end == std::string::npos)
@@ -326,11 +322,11 @@ Specialization variantSpec(const Specialization &spec, const KernelInfo &info,
   for (size_t i = 0; i < info.params.size(); ++i) {
     if (info.params[i].kind != ParamKind::Tensor)
       continue;
-    if (unitMask >> i & 1)
+    if (key.unitMask >> i & 1)
       s.unitStrideTensors.push_back(info.params[i].name);
-    if (alignedMask >> i & 1)
+    if (key.alignedMask >> i & 1)
       s.alignedTensors.push_back(info.params[i].name);
-    if (absentMask >> i & 1)
+    if (key.absentMask >> i & 1)
       s.absentTensors.push_back(info.params[i].name);
   }
   return s;
@@ -353,18 +349,14 @@ cachedVariant(std::map<VariantKey, std::shared_ptr<Exe>> &cache,
 } // namespace
 
 StatusOr<std::shared_ptr<driver::SimExecutable>>
-Kernel::Impl::simVariant(uint64_t unitMask, uint64_t absentMask,
-                         uint64_t alignedMask, bool index32, bool declaredGrid,
-                         const std::string &heuristics, bool counters) {
+Kernel::Impl::simVariant(const VariantKey &key, bool counters) {
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(
-      counters ? simCountingVariants : simVariants, spec, *info,
-      VariantKey{unitMask, absentMask, alignedMask, index32, declaredGrid,
-                 heuristics},
-      [&](const Specialization &s) {
-        return driver::compileForSim(*module, name, s, sim::runtimeSymbols(),
-                                     "sm_90a", counters);
-      });
+  return cachedVariant(counters ? simCountingVariants : simVariants, spec,
+                       *info, key, [&](const Specialization &s) {
+                         return driver::compileForSim(*module, name, s,
+                                                      sim::runtimeSymbols(),
+                                                      "sm_90a", counters);
+                       });
 }
 
 namespace {
@@ -458,19 +450,19 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   std::shared_ptr<driver::CpuExecutable> cpuExe;
   std::shared_ptr<driver::SimExecutable> simExe;
   std::shared_ptr<CudaExecutable> cudaExe;
+  // The all-contiguous, all-aligned, 31-bit variant on the declared grid
+  // most launches take.
+  VariantKey first{unitMask, 0, unitMask, true, true, defaultHeuristics()};
   if (device == DeviceKind::Sim) {
-    // The all-contiguous, all-aligned variant most launches take.
-    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(unitMask, 0, unitMask, true,
-                                                true, defaultHeuristics()));
+    TESSERA_ASSIGN_OR_RETURN(simExe, simVariant(first));
     t = &simExe->times();
     fingerprint = simExe->codeFingerprint();
   } else if (device == DeviceKind::Cuda) {
-    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(unitMask, 0, unitMask, true,
-                                                  true, defaultHeuristics()));
+    TESSERA_ASSIGN_OR_RETURN(cudaExe, cudaVariant(first));
     t = &cudaExe->times;
     fingerprint = cudaExe->fingerprint;
   } else {
-    TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(unitMask, 0, defaultHeuristics()));
+    TESSERA_ASSIGN_OR_RETURN(cpuExe, variant(first));
     t = &cpuExe->times();
     fingerprint = cpuExe->codeFingerprint();
   }
@@ -480,9 +472,7 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
 
 Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
                                const Checked &c, bool counters) {
-  TESSERA_ASSIGN_OR_RETURN(
-      auto exe, simVariant(c.unitMask, c.absentMask, c.alignedMask, c.index32,
-                           c.declaredGrid, c.heuristics, counters));
+  TESSERA_ASSIGN_OR_RETURN(auto exe, simVariant(c.key, counters));
   for (int d = 0; d < 3; ++d)
     if (c.grid[d] > exe->gridBound()[d])
       return internalError(
@@ -560,15 +550,11 @@ Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
 }
 
 StatusOr<std::shared_ptr<CudaExecutable>>
-Kernel::Impl::cudaVariant(uint64_t unitMask, uint64_t absentMask,
-                          uint64_t alignedMask, bool index32, bool declaredGrid,
-                          const std::string &heuristics) {
+Kernel::Impl::cudaVariant(const VariantKey &key) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
   std::lock_guard<std::mutex> lock(mutex);
   return cachedVariant(
-      cudaVariants, spec, *info,
-      VariantKey{unitMask, absentMask, alignedMask, index32, declaredGrid,
-                 heuristics},
+      cudaVariants, spec, *info, key,
       [&](const Specialization &s)
           -> StatusOr<std::shared_ptr<CudaExecutable>> {
         driver::GpuEmitOptions gpu;
@@ -667,9 +653,9 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   std::shared_ptr<CudaExecutable> exe = cudaSource;
   if (!exe) {
     // Alignment of what the kernel receives: staged host tensors move.
-    TESSERA_ASSIGN_OR_RETURN(
-        exe, cudaVariant(c.unitMask, c.absentMask, alignedMaskOf(deviceArgs),
-                         c.index32, c.declaredGrid, c.heuristics));
+    VariantKey key = c.key;
+    key.alignedMask = alignedMaskOf(deviceArgs);
+    TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(key));
   }
   std::vector<int64_t> slots = flattenArgs(deviceArgs);
   std::vector<void *> params(slots.size());
@@ -705,15 +691,14 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
 }
 
 StatusOr<std::shared_ptr<driver::CpuExecutable>>
-Kernel::Impl::variant(uint64_t unitMask, uint64_t absentMask,
-                      const std::string &heuristics) {
+Kernel::Impl::variant(const VariantKey &key) {
+  VariantKey cpu{key.unitMask, key.absentMask};
+  cpu.heuristics = key.heuristics;
   std::lock_guard<std::mutex> lock(mutex);
-  return cachedVariant(
-      variants, spec, *info,
-      VariantKey{unitMask, absentMask, 0, false, false, heuristics},
-      [&](const Specialization &s) {
-        return driver::compileForCpu(*module, name, s);
-      });
+  return cachedVariant(variants, spec, *info, cpu,
+                       [&](const Specialization &s) {
+                         return driver::compileForCpu(*module, name, s);
+                       });
 }
 
 namespace {
@@ -726,6 +711,7 @@ StatusOr<Kernel::Impl::Checked>
 Kernel::Impl::check(const std::vector<Arg> &args,
                     const LaunchOptions &opts) const {
   Checked out;
+  out.key.index32 = true;
   if (args.size() != launchParams.size()) {
     std::string names;
     for (int pi : launchParams)
@@ -745,7 +731,7 @@ Kernel::Impl::check(const std::vector<Arg> &args,
         if (!p.optional)
           return invalidArgument("%s expects a tensor, got None",
                                  paramWhere(p).c_str());
-        out.absentMask |= uint64_t(1) << launchParams[ai];
+        out.key.absentMask |= uint64_t(1) << launchParams[ai];
         continue;
       }
       const TensorView *t = a.tensor();
@@ -814,12 +800,12 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                                paramWhere(p).c_str());
       constexpr int64_t kIndex32 = std::numeric_limits<int32_t>::max();
       if (span >= kIndex32)
-        out.index32 = false;
+        out.key.index32 = false;
       for (int64_t d : t->shape)
         if (d > kIndex32)
-          out.index32 = false;
+          out.key.index32 = false;
       if (!t->shape.empty() && (t->strides.back() == 1 || t->shape.back() <= 1))
-        out.unitMask |= uint64_t(1) << launchParams[ai];
+        out.key.unitMask |= uint64_t(1) << launchParams[ai];
       continue;
     }
     // Scalars.
@@ -839,10 +825,11 @@ Kernel::Impl::check(const std::vector<Arg> &args,
                              paramWhere(p).c_str(), a.describe().c_str());
   }
 
-  // The shape symbols, for the grid and the heuristics.
+  // The shape symbols, for the declared grid and the heuristics.
   std::vector<std::pair<std::string, int64_t>> shapes;
-  for (auto &[sym, v] : symbols)
-    shapes.emplace_back(sym, v.first);
+  if (info->hasGrid || !info->heuristics.empty())
+    for (auto &[sym, v] : symbols)
+      shapes.emplace_back(sym, v.first);
   if (!info->heuristics.empty()) {
     TESSERA_ASSIGN_OR_RETURN(auto values,
                              module->evaluateHeuristics(name, spec, shapes));
@@ -854,7 +841,7 @@ Kernel::Impl::check(const std::vector<Arg> &args,
             "give %s for this launch's shapes",
             name.c_str(), n.c_str(), given->second.toString().c_str(),
             v.toString().c_str());
-      appendHeuristic(out.heuristics, n, v);
+      appendHeuristic(out.key.heuristics, n, v);
     }
   }
   if (opts.grid) {
@@ -864,18 +851,18 @@ Kernel::Impl::check(const std::vector<Arg> &args,
     // declared grid that cannot be evaluated, runs code that tests program
     // ids against every extent.
     if (!module || !info->hasGrid) {
-      out.declaredGrid = true;
+      out.key.declaredGrid = true;
     } else {
       auto g = module->evaluateGrid(name, spec, shapes);
-      out.declaredGrid = g.ok();
+      out.key.declaredGrid = g.ok();
       for (size_t i = 0; g.ok() && i < 3; ++i)
-        out.declaredGrid &= out.grid[i] <= (i < g->size() ? (*g)[i] : 1);
+        out.key.declaredGrid &= out.grid[i] <= (i < g->size() ? (*g)[i] : 1);
     }
   } else {
     TESSERA_ASSIGN_OR_RETURN(auto g, module->evaluateGrid(name, spec, shapes));
     for (size_t i = 0; i < 3; ++i)
       out.grid[i] = i < g.size() ? g[i] : 1;
-    out.declaredGrid = true;
+    out.key.declaredGrid = true;
   }
   for (int64_t g : out.grid)
     if (g < 0)
@@ -890,27 +877,27 @@ Kernel::Impl::check(const std::vector<Arg> &args,
   }
   // The index32 code takes program ids to be below the kernel's grid
   // bound; a larger grid runs the 64-bit code.
-  if (out.index32 && module) {
+  if (out.key.index32 && module) {
     std::array<int64_t, 3> bound = index32GridBound(out);
     for (size_t i = 0; i < 3; ++i)
       if (out.grid[i] > bound[i])
-        out.index32 = false;
+        out.key.index32 = false;
   }
   // What the sim kernel receives (cuda launches test the device copies).
   if (device == DeviceKind::Sim)
-    out.alignedMask = alignedMaskOf(args);
+    out.key.alignedMask = alignedMaskOf(args);
   return out;
 }
 
 std::array<int64_t, 3> Kernel::Impl::index32GridBound(const Checked &c) const {
   std::lock_guard<std::mutex> lock(gridBoundMutex);
-  auto it = gridBounds.find(c.heuristics);
+  auto it = gridBounds.find(c.key.heuristics);
   if (it == gridBounds.end()) {
     // The specialisation the index32 variant is compiled with.
-    Specialization s = variantSpec(spec, *info,
-                                   VariantKey{c.unitMask, c.absentMask, 0, true,
-                                              c.declaredGrid, c.heuristics});
-    it = gridBounds.emplace(c.heuristics, module->index32GridBound(name, s))
+    VariantKey key = c.key;
+    key.index32 = true;
+    Specialization s = variantSpec(spec, *info, key);
+    it = gridBounds.emplace(key.heuristics, module->index32GridBound(name, s))
              .first;
   }
   return it->second;
@@ -1068,16 +1055,13 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   };
   std::vector<int64_t> slots = flattenArgs(args);
   if (device == DeviceKind::Sim) {
-    TESSERA_RETURN_IF_ERROR(simVariant(c.unitMask, c.absentMask, c.alignedMask,
-                                       c.index32, c.declaredGrid, c.heuristics,
-                                       opts.counters));
+    TESSERA_RETURN_IF_ERROR(simVariant(c.key, opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
       TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));
     return timed(Status::ok());
   }
-  TESSERA_ASSIGN_OR_RETURN(auto exe,
-                           variant(c.unitMask, c.absentMask, c.heuristics));
+  TESSERA_ASSIGN_OR_RETURN(auto exe, variant(c.key));
   std::vector<void *> ptrs(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     ptrs[i] = &slots[i];
