@@ -358,22 +358,20 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
   if (warnings)
     *warnings = diags.render();
   auto mod = std::move(k.module);
+  // What the launch guarantees about program ids, on the kernel function.
+  mlir::Builder b(&ctx);
+  llvm::SmallVector<mlir::NamedAttribute> launch;
   // Under index32 the launch keeps every grid axis within
   // index32GridBound, which the GPU lowering takes as the range of
   // program_id (tile.grid_bound).
-  if (spec.index32) {
-    std::array<int64_t, 3> bound = module.index32GridBound(kernel, spec);
-    mlir::Builder b(&ctx);
-    mod->walk([&](mlir::func::FuncOp f) {
-      if (f->hasAttr("tile.kernel"))
-        f->setAttr("tile.grid_bound", b.getDenseI64ArrayAttr(bound));
-    });
-  }
+  if (spec.index32)
+    launch.push_back(b.getNamedAttr(
+        "tile.grid_bound",
+        b.getDenseI64ArrayAttr(module.index32GridBound(kernel, spec))));
   // A launch on the declared grid keeps program_id(i) below the extent of
   // the shape symbol grid axis i names, if it names one (tile.grid_symbols,
   // for tessera-fold-grid-bounds).
   if (spec.declaredGrid) {
-    mlir::Builder b(&ctx);
     llvm::SmallVector<mlir::Attribute> names;
     bool any = false;
     for (const ast::Expr *g : d->grid) {
@@ -385,11 +383,15 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
       names.push_back(b.getStringAttr(sym));
     }
     if (any)
-      mod->walk([&](mlir::func::FuncOp f) {
-        if (f->hasAttr("tile.kernel"))
-          f->setAttr("tile.grid_symbols", b.getArrayAttr(names));
-      });
+      launch.push_back(
+          b.getNamedAttr("tile.grid_symbols", b.getArrayAttr(names)));
   }
+  if (!launch.empty())
+    mod->walk([&](mlir::func::FuncOp f) {
+      if (f->hasAttr("tile.kernel"))
+        for (const mlir::NamedAttribute &a : launch)
+          f->setAttr(a.getName(), a.getValue());
+    });
   if (meta) {
     meta->abi = k.abi;
     meta->numWarps = k.numWarps;
