@@ -322,12 +322,15 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   r.precision = sk.precision;
   r.name = std::string(sk.file) + "." + sk.kernel + " " + sk.precision;
   r.params = {{"arch", arch}};
-  const KernelInfo *k = module.findKernel(sk.kernel);
-  if (!k) {
-    r.failure = std::string("no kernel '") + sk.kernel + "' in " + sk.file;
+  // A case that cannot be scored: its failure counted, the result returned.
+  auto fail = [&](std::string why) {
+    r.failure = std::move(why);
     ++ctx.errors;
     return r;
-  }
+  };
+  const KernelInfo *k = module.findKernel(sk.kernel);
+  if (!k)
+    return fail(std::string("no kernel '") + sk.kernel + "' in " + sk.file);
   r.config = defaultConfig(*k);
   r.configSource = "default";
   // The variant a launch on contiguous, 16-byte aligned tensors and the
@@ -338,11 +341,8 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
     r.name += std::string(" [") + sk.config + "]";
     r.configSource = "baseline";
     auto items = autotune::parseAssignments(sk.config);
-    if (!items.ok()) {
-      r.failure = items.status().toString();
-      ++ctx.errors;
-      return r;
-    }
+    if (!items.ok())
+      return fail(items.status().toString());
     for (const auto &[name, value] : *items) {
       r.config[name] = value;
       spec.constants[name] = ConstValue::parse(value);
@@ -351,19 +351,13 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   // Constexprs set by @heuristics take the values a launch on Triton's
   // problem shape gives them (the shape symbols are named alike).
   auto tritonShape = autotune::parseShapes(sk.tritonShape);
-  if (!tritonShape.ok()) {
-    r.failure = tritonShape.status().toString();
-    ++ctx.errors;
-    return r;
-  }
+  if (!tritonShape.ok())
+    return fail(tritonShape.status().toString());
   std::vector<std::pair<std::string, int64_t>> shapes(tritonShape->begin(),
                                                       tritonShape->end());
   auto heuristics = module.evaluateHeuristics(sk.kernel, spec, shapes);
-  if (!heuristics.ok()) {
-    r.failure = heuristics.status().toString();
-    ++ctx.errors;
-    return r;
-  }
+  if (!heuristics.ok())
+    return fail(heuristics.status().toString());
   for (const auto &[name, v] : *heuristics) {
     spec.constants[name] = v;
     r.config[name] = v.toString();
@@ -385,11 +379,8 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   auto cubin = driver::emit(module, sk.kernel, spec, driver::EmitKind::Cubin,
                             &times, gpu, &res);
   double compileCpuMs = (cpuSeconds() - cpu0) * 1e3;
-  if (!cubin.ok()) {
-    r.failure = cubin.status().toString();
-    ++ctx.errors;
-    return r;
-  }
+  if (!cubin.ok())
+    return fail(cubin.status().toString());
   r.compile.ptx = times.lowering + times.codegen;
   r.compile.cubin = times.assemble;
   CodeShape code;
@@ -399,17 +390,11 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   std::map<std::string, double> m;
   if (!ctx.disassembler.path.empty()) {
     std::string path = ctx.tmp + "/" + sk.kernel + ".cubin";
-    if (Status st = writeFile(path, *cubin); !st.isOk()) {
-      r.failure = st.toString();
-      ++ctx.errors;
-      return r;
-    }
+    if (Status st = writeFile(path, *cubin); !st.isOk())
+      return fail(st.toString());
     auto mix = disassemble(ctx.disassembler, path, sk.kernel, ctx.tmp);
-    if (!mix.ok()) {
-      r.failure = mix.status().toString();
-      ++ctx.errors;
-      return r;
-    }
+    if (!mix.ok())
+      return fail(mix.status().toString());
     m = *mix;
   } else {
     r.resourcesNote = ctx.disassembler.note;
