@@ -1,5 +1,4 @@
-//===- LinearizeGlobalAccesses.cpp - early linear offsets for global accesses
-//-===//
+//===- LinearizeGlobalAccesses.cpp - Linear offsets for global accesses ---===//
 //
 // A tile load or store becomes one `scf.if` per run of registers (the run's
 // bounds and mask decide), each holding a multi-dimensional access of the
