@@ -15,6 +15,7 @@
 
 #include "tessera/Dialect/Tile/IR/TileOps.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -36,37 +37,33 @@ namespace tile = mlir::tessera::tile;
 namespace {
 
 /// The operations of `loop`'s body that the operands of `load` are computed
-/// from, in body order, when they can be computed again for another value
-/// of the induction variable: pure, without regions, not reading a
-/// loop-carried value. Fails otherwise.
+/// from (defined before used), when they can be computed again for another
+/// value of the induction variable: pure, without regions, reading only
+/// the induction variable, values from outside the loop and each other
+/// (not a loop-carried value, nor anything nested in the body). Fails
+/// otherwise.
 FailureOr<SmallVector<Operation *>> indexSlice(scf::ForOp loop,
                                                tile::LoadOp load) {
   Block *body = loop.getBody();
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  options.filter = [&](Operation *op) { return op->getBlock() == body; };
   llvm::SetVector<Operation *> slice;
-  SmallVector<Value> work(load->getOperands());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner() == body && arg != loop.getInductionVar())
-        return failure();
-      continue;
-    }
+  if (failed(getBackwardSlice(load.getOperation(), &slice, options)))
+    return failure();
+  auto recomputable = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() != body || arg == loop.getInductionVar();
     Operation *def = v.getDefiningOp();
-    if (def->getBlock() != body) {
-      // Defined outside the loop (or in an enclosing block).
-      if (loop->isAncestor(def))
-        return failure();
-      continue;
-    }
-    if (def->getNumRegions() || !isMemoryEffectFree(def))
+    return !loop->isAncestor(def) || slice.contains(def);
+  };
+  if (!llvm::all_of(load->getOperands(), recomputable))
+    return failure();
+  for (Operation *op : slice)
+    if (op->getNumRegions() || !isMemoryEffectFree(op) ||
+        !llvm::all_of(op->getOperands(), recomputable))
       return failure();
-    if (slice.insert(def))
-      llvm::append_range(work, def->getOperands());
-  }
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
+  return SmallVector<Operation *>(slice.begin(), slice.end());
 }
 
 /// `load` and its slice again at `iv`, built at `b`.
