@@ -6,9 +6,9 @@
 #include "tessera/Support/Files.h"
 #include "tessera/Support/Process.h"
 #include "tessera/Target/CUDA/Assembler.h"
+#include "tessera/Target/CUDA/Occupancy.h"
 #include "tessera/autotune/Inputs.h"
 #include "tessera/bench/Format.h"
-#include "tessera/bench/Occupancy.h"
 #include "tessera/bench/Result.h"
 #include "tessera/bench/Sass.h"
 
@@ -205,10 +205,11 @@ StatusOr<std::map<std::string, double>> disassemble(const Disassembler &d,
 }
 
 void addOccupancy(const std::string &arch, std::map<std::string, double> &m) {
-  if (auto limits = smLimits(arch)) {
-    Occupancy o = occupancy(*limits, static_cast<int>(m["threadsPerBlock"]),
-                            static_cast<int>(m["registers"]),
-                            static_cast<int64_t>(m["sharedBytes"]));
+  if (auto limits = cuda::smLimits(arch)) {
+    cuda::Occupancy o =
+        cuda::occupancy(*limits, static_cast<int>(m["threadsPerBlock"]),
+                        static_cast<int>(m["registers"]),
+                        static_cast<int64_t>(m["sharedBytes"]));
     m["occupancy"] = o.occupancy;
     m["blocksPerSm"] = o.blocksPerSm;
   }

@@ -10,7 +10,7 @@
 #include "SuiteCommon.h"
 
 #include "tessera/Driver/Driver.h"
-#include "tessera/bench/Occupancy.h"
+#include "tessera/Target/CUDA/Occupancy.h"
 
 #include <algorithm>
 #include <chrono>
@@ -276,8 +276,9 @@ void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
                      {"localBytes", double(res.localBytes)},
                      {"spillBytes", double(res.spillStores + res.spillLoads)},
                      {"threadsPerBlock", res.blockSize}};
-      if (auto limits = smLimits(ctx.gpuArch)) {
-        Occupancy o = occupancy(*limits, res.blockSize, res.registers, shared);
+      if (auto limits = cuda::smLimits(ctx.gpuArch)) {
+        cuda::Occupancy o =
+            cuda::occupancy(*limits, res.blockSize, res.registers, shared);
         g.resources["occupancy"] = o.occupancy;
         g.resources["blocksPerSm"] = o.blocksPerSm;
       }

@@ -1,13 +1,13 @@
 //===- Occupancy.cpp - Theoretical occupancy of a GPU kernel --------------===//
 
-#include "tessera/bench/Occupancy.h"
+#include "tessera/Target/CUDA/Occupancy.h"
 
 #include <algorithm>
 #include <limits>
 
-using namespace tessera::bench;
+using namespace tessera::cuda;
 
-std::optional<SmLimits> tessera::bench::smLimits(std::string_view arch) {
+std::optional<SmLimits> tessera::cuda::smLimits(std::string_view arch) {
   // CUDA C++ Programming Guide, "Technical Specifications per Compute
   // Capability": resident threads, blocks, 32-bit registers and shared
   // memory per SM (the largest carve-out).
@@ -36,9 +36,9 @@ std::optional<SmLimits> tessera::bench::smLimits(std::string_view arch) {
   return std::nullopt;
 }
 
-Occupancy tessera::bench::occupancy(const SmLimits &limits, int threadsPerBlock,
-                                    int registersPerThread,
-                                    int64_t sharedPerBlock) {
+Occupancy tessera::cuda::occupancy(const SmLimits &limits, int threadsPerBlock,
+                                   int registersPerThread,
+                                   int64_t sharedPerBlock) {
   Occupancy o;
   if (threadsPerBlock <= 0 || limits.maxThreadsPerSm <= 0)
     return o;
@@ -66,4 +66,26 @@ Occupancy tessera::bench::occupancy(const SmLimits &limits, int threadsPerBlock,
   o.blocksPerSm = std::max(0, o.blocksPerSm);
   o.occupancy = double(o.blocksPerSm * warpsPerBlock) / double(maxWarps);
   return o;
+}
+
+std::optional<int> tessera::cuda::registerCapForOneMoreBlock(
+    const SmLimits &limits, int threadsPerBlock, int registersPerThread,
+    int64_t sharedPerBlock) {
+  Occupancy now =
+      occupancy(limits, threadsPerBlock, registersPerThread, sharedPerBlock);
+  if (now.limiter != "registers")
+    return std::nullopt;
+  const int target = now.blocksPerSm + 1;
+  // What the other limits allow, registers aside.
+  if (occupancy(limits, threadsPerBlock, 0, sharedPerBlock).blocksPerSm <
+      target)
+    return std::nullopt;
+  const int warpsPerBlock = (threadsPerBlock + 31) / 32;
+  const int unit = std::max(1, limits.registerAllocUnit);
+  const int perWarp =
+      limits.registersPerSm / (target * warpsPerBlock) / unit * unit;
+  const int cap = perWarp / 32;
+  if (cap <= 0 || cap >= registersPerThread)
+    return std::nullopt;
+  return cap;
 }

@@ -1,11 +1,10 @@
-//===- OccupancyTest.cpp - Theoretical occupancy
-//---------------------------===//
+//===- OccupancyTest.cpp - Theoretical occupancy -------------------------===//
 
-#include "tessera/bench/Occupancy.h"
+#include "tessera/Target/CUDA/Occupancy.h"
 
 #include <gtest/gtest.h>
 
-using namespace tessera::bench;
+using namespace tessera::cuda;
 
 TEST(Occupancy, RegisterLimited) {
   // sm_90: 128 registers x 32 lanes = 4096 per warp -> 16 warps -> four
@@ -60,4 +59,33 @@ TEST(Occupancy, ThreadAndBlockLimits) {
 TEST(Occupancy, UnknownArchitecture) {
   EXPECT_FALSE(smLimits("sm_52"));
   EXPECT_FALSE(smLimits("gfx90a"));
+}
+
+TEST(Occupancy, RegisterCapForOneMoreBlock) {
+  auto a100 = smLimits("sm_80");
+  ASSERT_TRUE(a100);
+  // 128 threads at 56 registers: 1792 per warp, 36 warps, 9 blocks. Ten
+  // blocks leave 1638 registers per warp, 1536 in whole units: 48.
+  auto cap = registerCapForOneMoreBlock(*a100, 128, 56, 0);
+  ASSERT_TRUE(cap);
+  EXPECT_EQ(*cap, 48);
+  EXPECT_EQ(occupancy(*a100, 128, *cap, 0).blocksPerSm,
+            occupancy(*a100, 128, 56, 0).blocksPerSm + 1);
+  // 64 registers on sm_90a: 8 blocks of 4 warps; 9 need 56.
+  auto h100 = smLimits("sm_90a");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(registerCapForOneMoreBlock(*h100, 128, 63, 0), 56);
+}
+
+TEST(Occupancy, NoRegisterCapWhenSomethingElseLimits) {
+  auto l = smLimits("sm_90a");
+  ASSERT_TRUE(l);
+  // 32 registers: the 2048-thread limit binds first.
+  EXPECT_FALSE(registerCapForOneMoreBlock(*l, 128, 32, 0));
+  // Shared memory allows one 150 KiB block, whatever the registers.
+  EXPECT_FALSE(registerCapForOneMoreBlock(*l, 128, 200, 150 * 1024));
+  // Registers bind (two blocks at 200), but shared memory stops a third.
+  EXPECT_FALSE(registerCapForOneMoreBlock(*l, 128, 200, 100 * 1024));
+  // The same without the shared memory: three blocks at 168 registers.
+  EXPECT_EQ(registerCapForOneMoreBlock(*l, 128, 200, 0), 168);
 }

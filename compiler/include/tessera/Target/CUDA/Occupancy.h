@@ -10,15 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_BENCH_OCCUPANCY_H
-#define TESSERA_BENCH_OCCUPANCY_H
+#ifndef TESSERA_TARGET_CUDA_OCCUPANCY_H
+#define TESSERA_TARGET_CUDA_OCCUPANCY_H
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace tessera::bench {
+namespace tessera::cuda {
 
 struct SmLimits {
   int maxThreadsPerSm = 0;
@@ -47,6 +47,15 @@ struct Occupancy {
 Occupancy occupancy(const SmLimits &limits, int threadsPerBlock,
                     int registersPerThread, int64_t sharedPerBlock);
 
-} // namespace tessera::bench
+/// The most registers per thread at which one more block fits on an SM than
+/// at `registersPerThread`, when registers are what limits the blocks and
+/// the thread, block and shared-memory limits leave room for one more;
+/// nullopt otherwise. Always a whole allocation unit per warp.
+std::optional<int> registerCapForOneMoreBlock(const SmLimits &limits,
+                                              int threadsPerBlock,
+                                              int registersPerThread,
+                                              int64_t sharedPerBlock);
 
-#endif // TESSERA_BENCH_OCCUPANCY_H
+} // namespace tessera::cuda
+
+#endif // TESSERA_TARGET_CUDA_OCCUPANCY_H
