@@ -248,9 +248,10 @@ TEST(WholeProgramAssembly, RowKernelsGetWholeProgramRegisters) {
   }
 }
 
-/// Whole-program ptxas aims at two 512-thread blocks per SM (64 registers)
-/// and spills to get there; the compiler then assembles again with
-/// `.minnctapersm 1` and keeps the cubin without spills.
+/// Whole-program ptxas aims at an occupancy of its own (here three
+/// 256-thread blocks per SM: 80 registers) and spills to get there; the
+/// compiler then assembles again with `.minnctapersm 1` and keeps the cubin
+/// without spills.
 TEST(WholeProgramAssembly, OccupancyTargetThatSpillsIsLifted) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
   if (!avail.isOk())
@@ -263,7 +264,7 @@ TEST(WholeProgramAssembly, OccupancyTargetThatSpillsIsLifted) {
   for (auto [name, value] : {std::pair{"BLOCK_M", 128},
                              {"BLOCK_N", 64},
                              {"BLOCK_K", 128},
-                             {"num_warps", 16},
+                             {"num_warps", 8},
                              {"num_stages", 2}})
     spec.constants[name] = ConstValue::integer(value);
   driver::GpuEmitOptions opts;
@@ -278,7 +279,7 @@ TEST(WholeProgramAssembly, OccupancyTargetThatSpillsIsLifted) {
   auto cubin = driver::emit(**m, "gemm", spec, driver::EmitKind::Cubin, nullptr,
                             opts, &r);
   ASSERT_TRUE(cubin.ok()) << cubin.status().toString();
-  std::printf("gemm f16 128x64x128 w16: ptxas alone %d registers, %lld B "
+  std::printf("gemm f16 128x64x128 w8: ptxas alone %d registers, %lld B "
               "spilled; compiled %d registers, %lld B spilled\n",
               plain->usage.registers,
               static_cast<long long>(plain->usage.spillStores), r.registers,
