@@ -232,12 +232,16 @@ int main(int argc, char **argv) {
           stderr,
           "resource usage (%s, %s): %d threads/block, %d registers/thread, "
           "%lld bytes shared (tiles %lld), %lld bytes local, spill stores "
-          "%lld bytes, spill loads %lld bytes, %d barriers\n",
+          "%lld bytes, spill loads %lld bytes, %d barriers%s\n",
           kernel.c_str(), arch.c_str(), resources.blockSize,
           resources.registers, (long long)resources.sharedBytes,
           (long long)resources.tileSharedBytes, (long long)resources.localBytes,
           (long long)resources.spillStores, (long long)resources.spillLoads,
-          resources.barriers);
+          resources.barriers,
+          resources.registerCap
+              ? (", .maxnreg " + std::to_string(resources.registerCap)).c_str()
+          : resources.oneBlockPerSmHint ? ", .minnctapersm 1"
+                                        : "");
     }
   }
   if (timeStages) {

@@ -124,6 +124,9 @@ struct GpuResources {
   /// The cubin was assembled with `.minnctapersm 1` because ptxas's own
   /// occupancy target spilled (see emit()).
   bool oneBlockPerSmHint = false;
+  /// The `.maxnreg` the cubin was assembled with to fit one more block per
+  /// SM (0: none; see emit()).
+  int registerCap = 0;
 };
 
 /// Options of the GPU stages of `emit`.
