@@ -5,8 +5,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -362,4 +364,34 @@ bool tessera::knownNonNegative(Value v, unsigned depth) {
            knownNonNegative(def->getOperand(1), depth + 1);
   }
   return false;
+}
+
+Value mlir::tessera::mapF32Elements(OpBuilder &b, Location l,
+                                    ValueRange operands,
+                                    function_ref<Value(ValueRange)> fn) {
+  auto vt = dyn_cast<VectorType>(operands.front().getType());
+  if (!vt)
+    return fn(operands);
+  auto flat = VectorType::get({vt.getNumElements()}, b.getF32Type());
+  SmallVector<Value> flats;
+  for (Value v : operands)
+    flats.push_back(vector::ShapeCastOp::create(b, l, flat, v));
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < vt.getNumElements(); ++i) {
+    SmallVector<Value> elements;
+    for (Value v : flats)
+      elements.push_back(vector::ExtractOp::create(b, l, v, i));
+    results.push_back(fn(elements));
+  }
+  Value r = vector::FromElementsOp::create(b, l, flat, results);
+  return vector::ShapeCastOp::create(b, l, vt, r);
+}
+
+Value mlir::tessera::callF32Intrinsic(OpBuilder &b, Location l, StringRef name,
+                                      ValueRange operands) {
+  return mapF32Elements(b, l, operands, [&](ValueRange xs) {
+    return LLVM::CallIntrinsicOp::create(b, l, b.getF32Type(),
+                                         b.getStringAttr(name), xs)
+        .getResult(0);
+  });
 }

@@ -11,6 +11,8 @@
 
 #include "tessera/Conversion/Passes.h"
 
+#include "ConversionUtils.h"
+
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -24,29 +26,6 @@ namespace mlir::tessera {
 using namespace mlir;
 
 namespace {
-/// `a / b` as PTX `div.full.f32` (at most 2 ulp over the whole range, no
-/// slow path); a vector is divided element by element.
-Value divideFull(OpBuilder &b, Location loc, Value a, Value c) {
-  auto full = [&](Value x, Value y) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr("llvm.nvvm.div.full"),
-                                         ValueRange{x, y})
-        .getResult(0);
-  };
-  auto vt = dyn_cast<VectorType>(a.getType());
-  if (!vt)
-    return full(a, c);
-  auto flat = VectorType::get({vt.getNumElements()}, b.getF32Type());
-  Value fa = vector::ShapeCastOp::create(b, loc, flat, a);
-  Value fc = vector::ShapeCastOp::create(b, loc, flat, c);
-  SmallVector<Value> q;
-  for (int64_t i = 0; i < vt.getNumElements(); ++i)
-    q.push_back(full(vector::ExtractOp::create(b, loc, fa, i),
-                     vector::ExtractOp::create(b, loc, fc, i)));
-  Value r = vector::FromElementsOp::create(b, loc, flat, q);
-  return vector::ShapeCastOp::create(b, loc, vt, r);
-}
-
 struct ExpandArithForGPUPass
     : mlir::tessera::impl::ExpandArithForGPUPassBase<ExpandArithForGPUPass> {
   void runOnOperation() override {
@@ -69,8 +48,10 @@ struct ExpandArithForGPUPass
     });
     for (arith::DivFOp op : divisions) {
       OpBuilder b(op);
-      op.getResult().replaceAllUsesWith(
-          divideFull(b, op.getLoc(), op.getLhs(), op.getRhs()));
+      // PTX div.full.f32: at most 2 ulp over the whole range, no slow path.
+      op.getResult().replaceAllUsesWith(mlir::tessera::callF32Intrinsic(
+          b, op.getLoc(), "llvm.nvvm.div.full",
+          ValueRange{op.getLhs(), op.getRhs()}));
       op.erase();
     }
     for (Operation *op : minmax) {

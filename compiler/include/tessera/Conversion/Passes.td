@@ -295,6 +295,22 @@ def ExpandArithForGPUPass : Pass<"tessera-expand-arith-for-gpu"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def MathToSFUPass : Pass<"tessera-math-to-sfu"> {
+  let summary = "f32 exp2 and rsqrt as the SFU approximations that flush to zero";
+  let description = [{
+    Rewrites f32 `math.exp2` into `llvm.nvvm.ex2.approx.ftz.f32` (PTX
+    `ex2.approx.ftz.f32`) and f32 `math.rsqrt` into
+    `llvm.nvvm.rsqrt.approx.ftz.f` (`rsqrt.approx.ftz.f32`), element by
+    element for vectors. These are the approximations the NVPTX back end
+    already uses, with subnormal inputs and results flushed to zero, as
+    Triton's `exp2` and `rsqrt` (its libdevice calls run with FTZ): a
+    result of `exp2` below 2^-126 is 0. Without FTZ ptxas wraps each one in
+    a range test and two scalings. Other types and ops are left alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def LinearizeGlobalAccessesPass : Pass<"tessera-linearize-global-accesses"> {
   let summary = "Global accesses through one linear offset, computed early";
   let description = [{

@@ -210,6 +210,7 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
           "target-type=f32},"
           "tessera-expand-arith-for-gpu,"
           "tessera-approximate-math{keep=exp,exp2,log,log2},"
+          "tessera-math-to-sfu,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "tessera-gpu-mma-to-nvvm,convert-nvgpu-to-nvvm,"
           "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
