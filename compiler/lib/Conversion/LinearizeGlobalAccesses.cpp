@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -46,14 +47,20 @@ public:
 
   void run() {
     SmallVector<Operation *> accesses;
+    SmallVector<nvgpu::DeviceAsyncCopyOp> copies;
     kernel.walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, vector::StoreOp>(
               op))
         if (viewFor(op->getOperand(memrefOperand(op))))
           accesses.push_back(op);
+      if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
+        if (viewFor(copy.getSrc()))
+          copies.push_back(copy);
     });
     for (Operation *op : accesses)
       rewrite(op);
+    for (nvgpu::DeviceAsyncCopyOp copy : copies)
+      rewrite(copy);
   }
 
 private:
@@ -148,7 +155,54 @@ private:
     const FlatView &v = *viewFor(op->getOperand(at));
     SmallVector<Value> indices(op->getOperands().drop_front(at + 1));
     OpBuilder b(hoistPoint(op, indices));
-    Location l = op->getLoc();
+    Value lin = linearOffset(b, op->getLoc(), v, indices);
+    if (index32)
+      lin =
+          arith::IndexCastUIOp::create(b, op->getLoc(), b.getIndexType(), lin);
+    // In place: the accesses keep their attributes (alignment, ...).
+    op->setOperands(at, indices.size() + 1, {v.view, lin});
+  }
+
+  /// A cp.async from a global tensor reads the view at the linear offset.
+  /// A copy that may fall outside the tensor comes with every index
+  /// selected to 0 and a source size of 0 under one condition (it then
+  /// fills zeros and reads nothing): the offset of the unselected indices
+  /// is selected to 0 under that condition instead, once.
+  void rewrite(nvgpu::DeviceAsyncCopyOp copy) {
+    const FlatView &v = *viewFor(copy.getSrc());
+    SmallVector<Value> indices(copy.getSrcIndices());
+    OpBuilder b(copy);
+    Location l = copy.getLoc();
+    Value cond;
+    SmallVector<Value> chosen;
+    for (Value i : indices) {
+      auto sel = i.getDefiningOp<arith::SelectOp>();
+      std::optional<int64_t> zero =
+          sel ? getConstantIntValue(sel.getFalseValue()) : std::nullopt;
+      if (!sel || !zero || *zero != 0 || (cond && sel.getCondition() != cond))
+        break;
+      cond = sel.getCondition();
+      chosen.push_back(sel.getTrueValue());
+    }
+    bool clamped = cond && chosen.size() == indices.size();
+    Value lin = linearOffset(b, l, v, clamped ? chosen : indices);
+    if (clamped) {
+      Value zero = index32
+                       ? arith::ConstantIntOp::create(b, l, b.getI32Type(), 0)
+                             .getResult()
+                       : arith::ConstantIndexOp::create(b, l, 0).getResult();
+      lin = arith::SelectOp::create(b, l, cond, lin, zero);
+    }
+    if (index32)
+      lin = arith::IndexCastUIOp::create(b, l, b.getIndexType(), lin);
+    copy.getSrcMutable().assign(v.view);
+    copy.getSrcIndicesMutable().assign(ValueRange{lin});
+  }
+
+  /// sum(indices[d] * stride_d) in the offset's type, in front of `b`'s
+  /// insertion point.
+  Value linearOffset(OpBuilder &b, Location l, const FlatView &v,
+                     ArrayRef<Value> indices) {
     // The indices of an in-bounds access are non-negative and its offset
     // fits the offset type (31 bits under tile.index32, whose launches have
     // non-negative strides): no wrap, signed or unsigned. An access out of
@@ -188,11 +242,7 @@ private:
               : arith::ConstantIndexOp::create(b, l, *displacement).getResult();
       lin = arith::AddIOp::create(b, l, lin, c, flags);
     }
-    if (index32)
-      lin = arith::IndexCastUIOp::create(b, l, b.getIndexType(), lin);
-
-    // In place: the accesses keep their attributes (alignment, ...).
-    op->setOperands(at, indices.size() + 1, {v.view, lin});
+    return lin;
   }
 
   gpu::GPUFuncOp kernel;

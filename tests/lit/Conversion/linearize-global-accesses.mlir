@@ -79,3 +79,38 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A cp.async from a global tensor reads the 1-D view at the linear offset.
+// One that may fall outside the tensor has every index selected to 0 and a
+// source size of 0 under one condition: the linear offset of the unselected
+// indices is selected to 0 instead, once. The destination (shared memory)
+// is left alone, and so is a copy whose indices are not all selected under
+// one condition (linearized as they are).
+// CHECK-LABEL: gpu.func @async_copies
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x?xf16, strided<[?, 1]>> to memref<?xf16>
+// CHECK: %[[ROW:.*]] = arith.muli %[[I:.*]], %{{.*}} overflow<nsw, nuw> : i32
+// CHECK: %[[LIN:.*]] = arith.addi %[[ROW]], %[[J:.*]] overflow<nsw, nuw> : i32
+// CHECK: %[[C0:.*]] = arith.constant 0 : i32
+// CHECK: %[[SEL:.*]] = arith.select %arg3, %[[LIN]], %[[C0]] : i32
+// CHECK: %[[IDX:.*]] = arith.index_castui %[[SEL]] : i32 to index
+// CHECK: nvgpu.device_async_copy %[[FLAT]][%[[IDX]]], %arg1[%{{.*}}], 8, %{{.*}} {bypassL1} : memref<?xf16> to memref<1024xf16, #gpu.address_space<workgroup>>
+// CHECK: arith.muli %{{.*}}, %{{.*}} overflow<nsw, nuw> : i32
+// CHECK-NOT: arith.select %arg3
+// CHECK: nvgpu.device_async_copy %[[FLAT]][%{{.*}}], %arg1[%{{.*}}], 8 : memref<?xf16> to memref<1024xf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @async_copies(%arg0: memref<?x?xf16, strided<[?, 1]>>, %arg1: memref<1024xf16, #gpu.address_space<workgroup>>, %i: i32, %p: i1, %q: i1, %j: i32) kernel attributes {tile.index32} {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %ii = arith.index_castui %i : i32 to index
+    %jj = arith.index_castui %j : i32 to index
+    %si = arith.select %p, %ii, %c0 : index
+    %sj = arith.select %p, %jj, %c0 : index
+    %n = arith.select %p, %c8, %c0 : index
+    %t0 = nvgpu.device_async_copy %arg0[%si, %sj], %arg1[%c0], 8, %n {bypassL1} : memref<?x?xf16, strided<[?, 1]>> to memref<1024xf16, #gpu.address_space<workgroup>>
+    %ti = arith.select %q, %ii, %c0 : index
+    %t1 = nvgpu.device_async_copy %arg0[%ti, %sj], %arg1[%c8], 8 : memref<?x?xf16, strided<[?, 1]>> to memref<1024xf16, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}

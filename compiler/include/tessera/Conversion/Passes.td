@@ -329,6 +329,12 @@ def LinearizeGlobalAccessesPass : Pass<"tessera-linearize-global-accesses"> {
     non-negative) the offset is i32 arithmetic with no-wrap flags, widened
     once; otherwise index arithmetic.
 
+    The global source of an `nvgpu.device_async_copy` (cp.async) is read
+    the same way. A copy that may fall outside its tensor comes with every
+    index selected to 0 under one condition (and a source size of 0 then):
+    its offset is computed from the unselected indices and selected to 0
+    under that condition, one select instead of one per index.
+
     Only the machine code sees this: the sim executes the IR before it and
     keeps its bounds checks against each tensor's shape.
   }];
