@@ -366,12 +366,16 @@ bool tessera::knownNonNegative(Value v, unsigned depth) {
   return false;
 }
 
-Value mlir::tessera::mapF32Elements(OpBuilder &b, Location l,
-                                    ValueRange operands,
-                                    function_ref<Value(ValueRange)> fn) {
+Value mlir::tessera::callF32Intrinsic(OpBuilder &b, Location l, StringRef name,
+                                      ValueRange operands) {
+  auto call = [&](ValueRange xs) {
+    return LLVM::CallIntrinsicOp::create(b, l, b.getF32Type(),
+                                         b.getStringAttr(name), xs)
+        .getResult(0);
+  };
   auto vt = dyn_cast<VectorType>(operands.front().getType());
   if (!vt)
-    return fn(operands);
+    return call(operands);
   auto flat = VectorType::get({vt.getNumElements()}, b.getF32Type());
   SmallVector<Value> flats;
   for (Value v : operands)
@@ -381,17 +385,8 @@ Value mlir::tessera::mapF32Elements(OpBuilder &b, Location l,
     SmallVector<Value> elements;
     for (Value v : flats)
       elements.push_back(vector::ExtractOp::create(b, l, v, i));
-    results.push_back(fn(elements));
+    results.push_back(call(elements));
   }
   Value r = vector::FromElementsOp::create(b, l, flat, results);
   return vector::ShapeCastOp::create(b, l, vt, r);
-}
-
-Value mlir::tessera::callF32Intrinsic(OpBuilder &b, Location l, StringRef name,
-                                      ValueRange operands) {
-  return mapF32Elements(b, l, operands, [&](ValueRange xs) {
-    return LLVM::CallIntrinsicOp::create(b, l, b.getF32Type(),
-                                         b.getStringAttr(name), xs)
-        .getResult(0);
-  });
 }

@@ -64,14 +64,9 @@ std::pair<unsigned, int64_t> firstWithSymbol(ArrayRef<ArrayAttr> symbols,
 std::optional<std::pair<unsigned, int64_t>>
 firstWithSymbol(ArrayRef<ArrayAttr> symbols, StringAttr symbol);
 
-/// `fn` applied to `operands` (f32 scalars, or f32 vectors of one shape)
-/// element by element: `fn` of the scalars, or a vector of `fn` of each
-/// position's elements.
-Value mapF32Elements(OpBuilder &b, Location l, ValueRange operands,
-                     function_ref<Value(ValueRange)> fn);
-
-/// One call of the NVVM intrinsic `name` per f32 element of `operands` (see
-/// mapF32Elements).
+/// The NVVM intrinsic `name` applied to `operands` (f32 scalars, or f32
+/// vectors of one shape) element by element: one call on the scalars, or a
+/// vector of one call per position, in element order.
 Value callF32Intrinsic(OpBuilder &b, Location l, StringRef name,
                        ValueRange operands);
 

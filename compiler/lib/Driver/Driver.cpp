@@ -219,6 +219,59 @@ int64_t spillBytes(const cuda::CubinResult &c) {
   return c.usage.spillStores + c.usage.localBytes;
 }
 
+/// Whole-program ptxas aims at an occupancy of its own (e.g. two 512-thread
+/// blocks per SM, 64 registers) without knowing the dynamic shared memory,
+/// which often allows only one, and spills to reach it. Then `ptx` is
+/// assembled again with `.minnctapersm 1`, which lets it use registers up
+/// to the block-size limit, and `cubin` becomes that one when it spills
+/// less. Returns whether it did.
+bool reassembleWithOneBlockPerSm(const std::string &ptx,
+                                 const std::string &arch,
+                                 const cuda::AssembleOptions &assemble,
+                                 cuda::CubinResult &cubin) {
+  std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
+  if (hinted == ptx)
+    return false;
+  auto retry = cuda::assemblePtx(hinted, arch, assemble);
+  if (!retry.ok() || spillBytes(*retry) >= spillBytes(cubin))
+    return false;
+  cubin = std::move(*retry);
+  return true;
+}
+
+/// ptxas does not aim at an occupancy step either: a kernel a few registers
+/// above one (layer norm in f16 over a 4096-element row on sm_80: 64
+/// registers, eight 128-thread blocks per SM where 56 fit nine) runs fewer
+/// blocks than its code needs. Then `ptx` is assembled again with the
+/// step's count as `.maxnreg`, and `cubin` becomes that one when it spills
+/// nothing and its code grows by at most 5%. A step more than 15% below is
+/// not tried, which saves an assembly that would spill (the same kernel in
+/// f32 takes 63 and spills at 56, 11% below). Returns the cap taken, or 0.
+int reassembleAtOccupancyStep(const std::string &ptx, const std::string &arch,
+                              const cuda::AssembleOptions &assemble,
+                              int blockSize, int64_t tileShared,
+                              cuda::CubinResult &cubin) {
+  std::optional<cuda::SmLimits> limits = cuda::smLimits(arch);
+  if (!limits)
+    return 0;
+  int regs = cubin.usage.registers;
+  std::optional<int> cap = cuda::registerCapForOneMoreBlock(
+      *limits, blockSize, regs, cubin.usage.sharedBytes + tileShared);
+  if (!cap || *cap * 20 < regs * 17)
+    return 0;
+  std::string capped =
+      withEntryDirective(ptx, ".maxnreg " + std::to_string(*cap));
+  if (capped == ptx)
+    return 0;
+  auto retry = cuda::assemblePtx(capped, arch, assemble);
+  uint64_t before = codeBytes(cubin.cubin);
+  if (!retry.ok() || spillBytes(*retry) != 0 || retry->usage.registers > *cap ||
+      before == 0 || codeBytes(retry->cubin) * 20 > before * 21)
+    return 0;
+  cubin = std::move(*retry);
+  return *cap;
+}
+
 Status unknownKernel(const SourceModule &m, const std::string &kernel) {
   std::string names;
   for (const KernelInfo *k : m.kernels())
@@ -491,52 +544,15 @@ driver::emit(const SourceModule &module, const std::string &kernel,
                              "nvjitlink)",
                              gpuOptions.assembler.c_str());
     auto cubin = cuda::assemblePtx(*ptx, arch.name, assemble);
-    // Whole-program ptxas aims at an occupancy of its own (e.g. two
-    // 512-thread blocks per SM, 64 registers) without knowing the dynamic
-    // shared memory, which often allows only one, and spills to reach it.
-    // Then the kernel is assembled again with `.minnctapersm 1`, which lets
-    // it use registers up to the block-size limit, and the cubin with fewer
-    // spill bytes is kept.
     bool minBlocksHint = false;
     int registerCap = 0;
-    if (cubin.ok() && cubin->wholeProgram && spillBytes(*cubin) > 0) {
-      std::string hinted = withEntryDirective(*ptx, ".minnctapersm 1");
-      if (hinted != *ptx) {
-        auto retry = cuda::assemblePtx(hinted, arch.name, assemble);
-        if (retry.ok() && spillBytes(*retry) < spillBytes(*cubin)) {
-          cubin = std::move(retry);
-          minBlocksHint = true;
-        }
-      }
-    } else if (cubin.ok() && cubin->wholeProgram && blockSize > 0) {
-      // ptxas does not aim at an occupancy step: a kernel a few registers
-      // above one (layer norm in f16 over a 4096-element row on sm_80: 64
-      // registers, eight 128-thread blocks per SM where 56 fit nine) runs
-      // fewer blocks than its code needs. Then the kernel is assembled
-      // again with the step's count as `.maxnreg`, and that cubin is kept
-      // when it spills nothing and its code grows by at most 5%. A step
-      // more than 15% below is not tried, which saves an assembly that
-      // would spill (the same kernel in f32 spills at 12.5% below).
-      std::optional<cuda::SmLimits> limits = cuda::smLimits(arch.name);
-      int regs = cubin->usage.registers;
-      std::optional<int> cap = limits
-                                   ? cuda::registerCapForOneMoreBlock(
-                                         *limits, blockSize, regs,
-                                         cubin->usage.sharedBytes + tileShared)
-                                   : std::nullopt;
-      if (cap && *cap * 20 >= regs * 17) {
-        std::string capped =
-            withEntryDirective(*ptx, ".maxnreg " + std::to_string(*cap));
-        if (capped != *ptx) {
-          auto retry = cuda::assemblePtx(capped, arch.name, assemble);
-          uint64_t before = codeBytes(cubin->cubin);
-          if (retry.ok() && spillBytes(*retry) == 0 &&
-              retry->usage.registers <= *cap && before > 0 &&
-              codeBytes(retry->cubin) * 20 <= before * 21) {
-            cubin = std::move(retry);
-            registerCap = *cap;
-          }
-        }
+    if (cubin.ok() && cubin->wholeProgram) {
+      if (spillBytes(*cubin) > 0) {
+        minBlocksHint =
+            reassembleWithOneBlockPerSm(*ptx, arch.name, assemble, *cubin);
+      } else if (blockSize > 0) {
+        registerCap = reassembleAtOccupancyStep(*ptx, arch.name, assemble,
+                                                blockSize, tileShared, *cubin);
       }
     }
     if (times)

@@ -228,6 +228,11 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "tessera-compile: warning: --resource-usage needs "
                            "--emit=cubin; nothing to report\n");
     } else {
+      std::string hint =
+          resources.registerCap
+              ? ", .maxnreg " + std::to_string(resources.registerCap)
+          : resources.oneBlockPerSmHint ? ", .minnctapersm 1"
+                                        : "";
       std::fprintf(
           stderr,
           "resource usage (%s, %s): %d threads/block, %d registers/thread, "
@@ -237,11 +242,7 @@ int main(int argc, char **argv) {
           resources.registers, (long long)resources.sharedBytes,
           (long long)resources.tileSharedBytes, (long long)resources.localBytes,
           (long long)resources.spillStores, (long long)resources.spillLoads,
-          resources.barriers,
-          resources.registerCap
-              ? (", .maxnreg " + std::to_string(resources.registerCap)).c_str()
-          : resources.oneBlockPerSmHint ? ", .minnctapersm 1"
-                                        : "");
+          resources.barriers, hint.c_str());
     }
   }
   if (timeStages) {
