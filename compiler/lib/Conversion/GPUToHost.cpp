@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -33,6 +35,10 @@ constexpr const char *kAccessFn = "tessera_sim_access";
 constexpr const char *kCountedAccessFn = "tessera_sim_access_counted";
 constexpr const char *kLdMatrixFn = "tessera_sim_ldmatrix";
 constexpr const char *kMmaFn = "tessera_sim_mma";
+constexpr const char *kWgmmaFn = "tessera_sim_wgmma";
+constexpr const char *kWgmmaFenceFn = "tessera_sim_wgmma_fence";
+constexpr const char *kWgmmaCommitFn = "tessera_sim_wgmma_commit";
+constexpr const char *kWgmmaWaitFn = "tessera_sim_wgmma_wait";
 constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
 constexpr const char *kCpAsyncCommitFn = "tessera_sim_cp_async_commit";
 constexpr const char *kCpAsyncWaitFn = "tessera_sim_cp_async_wait";
@@ -381,7 +387,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             } else if (isa<vector::LoadOp, vector::StoreOp,
                            vector::TransferReadOp, vector::TransferWriteOp,
                            nvgpu::LdMatrixOp, nvgpu::DeviceAsyncCopyOp,
-                           memref::LoadOp, memref::StoreOp>(owner)) {
+                           memref::LoadOp, memref::StoreOp,
+                           memref::ExtractAlignedPointerAsIndexOp>(owner)) {
               // Accesses whose result types do not depend on the memref's
               // address space read the view directly.
               use.set(nv.getResult());
@@ -596,6 +603,73 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             ValueRange{simCtx, arith::ConstantIntOp::create(ob, l, i64, kind),
                        a.address, bs.address, c.address, d.address, site});
         mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
+        toErase.push_back(op);
+      } else if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+        // A warpgroup collective: each thread passes its accumulators
+        // (the struct's f32 fields) through a slot the simulator updates.
+        Type i64 = ob.getI64Type();
+        auto st = cast<LLVM::LLVMStructType>(wg.getInouts().getType());
+        NVVM::MMAShapeAttr shape = wg.getShape();
+        auto half = [](NVVM::WGMMATypes t) {
+          return t == NVVM::WGMMATypes::f16 || t == NVVM::WGMMATypes::bf16;
+        };
+        NVVM::WGMMATypes ta = wg.getTypeA(), tb = wg.getTypeB();
+        bool f32Fields =
+            llvm::all_of(st.getBody(), [](Type t) { return t.isF32(); });
+        if (shape.getM() != 64 || shape.getK() != 16 || !half(ta) || ta != tb ||
+            wg.getTypeD() != NVVM::WGMMATypes::f32 || !f32Fields ||
+            int64_t(st.getBody().size()) != shape.getN() / 2 ||
+            wg.getScaleA() != NVVM::WGMMAScaleIn::one ||
+            wg.getScaleB() != NVVM::WGMMAScaleIn::one)
+          return op->emitOpError(
+              "sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs "
+              "from shared memory and f32 accumulation only");
+        auto accType =
+            VectorType::get({int64_t(st.getBody().size())}, ob.getF32Type());
+        Slot acc = makeSlot(entryBuilder, ob, l, accType);
+        SmallVector<Value> fields;
+        for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
+          fields.push_back(
+              LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
+        storeSlot(ob, l, vector::FromElementsOp::create(ob, l, accType, fields),
+                  acc);
+        // The instruction, packed as tessera_sim_wgmma reads it
+        // (runtime/lib/Sim/FiberScheduler.h).
+        int64_t config =
+            shape.getN() | (ta == NVVM::WGMMATypes::bf16 ? 1 << 10 : 0) |
+            (wg.getLayoutA() == NVVM::MMALayout::col ? 1 << 12 : 0) |
+            (wg.getLayoutB() == NVVM::MMALayout::row ? 1 << 13 : 0) |
+            (wg.getScaleD() == NVVM::WGMMAScaleOut::one ? 1 << 14 : 0);
+        func::FuncOp fn =
+            declare(module, kWgmmaFn,
+                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
+        func::CallOp::create(
+            ob, l, fn,
+            ValueRange{simCtx, arith::ConstantIntOp::create(ob, l, i64, config),
+                       wg.getDescriptorA(), wg.getDescriptorB(), acc.address,
+                       siteValue(ob, l, newSite(op))});
+        Value d = loadSlot(ob, l, accType, acc);
+        Value result = LLVM::PoisonOp::create(ob, l, st);
+        for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
+          result = LLVM::InsertValueOp::create(
+              ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
+        wg.getResults().replaceAllUsesWith(result);
+        toErase.push_back(op);
+      } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp>(
+                     op)) {
+        bool fence = isa<NVVM::WgmmaFenceAlignedOp>(op);
+        func::FuncOp fn =
+            declare(module, fence ? kWgmmaFenceFn : kWgmmaCommitFn,
+                    ob.getFunctionType({ob.getI64Type()}, {}));
+        func::CallOp::create(ob, l, fn, ValueRange{simCtx});
+        toErase.push_back(op);
+      } else if (auto w = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+        Type i64 = ob.getI64Type();
+        func::FuncOp fn =
+            declare(module, kWgmmaWaitFn, ob.getFunctionType({i64, i64}, {}));
+        func::CallOp::create(ob, l, fn,
+                             ValueRange{simCtx, arith::ConstantIntOp::create(
+                                                    ob, l, i64, w.getGroup())});
         toErase.push_back(op);
       } else if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
         // Deferred until the thread waits for its group: a read of the

@@ -31,7 +31,8 @@ namespace {
 constexpr size_t kStackBytes = 64 * 1024;
 
 enum class FiberState { Runnable, AtBarrier, AtWarpSync, Done };
-enum class Collective { Shuffle, LdMatrix, Mma };
+enum class Collective { Shuffle, LdMatrix, Mma, Wgmma };
+constexpr int64_t kWarpgroupSize = 128;
 constexpr int64_t kWarpSize = 32;
 
 struct Scheduler;
@@ -57,6 +58,12 @@ struct Fiber {
   std::vector<AsyncCopy> asyncCopies;
   std::vector<size_t> asyncGroups;
   size_t asyncCommitted = 0; ///< copies in asyncGroups (the oldest ones)
+  // wgmma: a fence since the accumulators were last handed to other code
+  // (kernel start or a wait), products issued and not committed, and
+  // committed groups not waited for. The sim computes each product when
+  // the warpgroup issues it.
+  bool wgmmaFenced = false;
+  int64_t wgmmaUncommitted = 0, wgmmaGroups = 0;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -364,6 +371,50 @@ extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
   switchToScheduler(f, /*dying=*/false);
 }
 
+extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
+                                  int64_t descA, int64_t descB, int64_t acc,
+                                  int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  if (!f->wgmmaFenced) {
+    Scheduler &s = *f->sched;
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: wgmma.mma_async without a wgmma.fence since its "
+           "accumulators were last accessible to other instructions (kernel "
+           "start or a wgmma.wait_group) in " +
+               s.where() + ", thread " + std::to_string(f->tid) + ": " +
+               s.site(site));
+  }
+  ++f->wgmmaUncommitted;
+  f->state = FiberState::AtWarpSync;
+  f->syncKind = Collective::Wgmma;
+  f->syncSite = site;
+  f->syncMode = config;
+  f->syncPtr[0] = descA;
+  f->syncPtr[1] = descB;
+  f->syncPtr[2] = acc;
+  switchToScheduler(f, /*dying=*/false);
+}
+
+extern "C" void tessera_sim_wgmma_fence(int64_t context) {
+  reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context))->wgmmaFenced =
+      true;
+}
+
+extern "C" void tessera_sim_wgmma_commit(int64_t context) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  if (f->wgmmaUncommitted)
+    ++f->wgmmaGroups;
+  f->wgmmaUncommitted = 0;
+}
+
+extern "C" void tessera_sim_wgmma_wait(int64_t context, int64_t pending) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  f->wgmmaGroups = std::min(f->wgmmaGroups, std::max<int64_t>(pending, 0));
+  // The accumulators of the completed groups are the thread's registers
+  // again: the next product on them needs a fence.
+  f->wgmmaFenced = false;
+}
+
 namespace {
 
 template <typename T> T *at(int64_t address) {
@@ -488,6 +539,143 @@ void runMma(Fiber *const *lanes, int64_t count) {
                             lanes[0]->sched->where());
 }
 
+/// The byte offset in the shared arena of element (mn, k) of a wgmma
+/// operand read through matrix descriptor `desc` (PTX ISA, "Matrix
+/// Descriptor Format" and "Shared Memory Matrix Layout" of the
+/// asynchronous warpgroup-level matrix instructions), or -1 with `why`
+/// set. The descriptor holds bits 4-17 of the start address (bits 0-13),
+/// of the leading- (16-29) and stride-dimension byte offsets (32-45), a
+/// base offset (49-51) and the swizzle mode (62-63: none, 128, 64 or 32
+/// bytes). Addresses are the low 18 bits of shared addresses, taken
+/// relative to the arena's. A K-major operand (mn rows of k elements):
+/// without swizzle, core matrices of 8 rows x 16 bytes, LBO apart along K
+/// and SBO apart along M/N; with swizzle, rows of the swizzle width, 8-row
+/// groups SBO apart. An MN-major (transposed) one: atoms of 8 K-rows of
+/// the swizzle width along M/N, LBO apart along M/N, 8-row groups SBO
+/// apart along K. The swizzle XORs the 16-byte chunk (address bits 4 and
+/// up) with the row within the atom (bits 7 and up), on the address.
+int64_t wgmmaOffset(uint64_t desc, int64_t mn, int64_t k, bool mnMajor,
+                    int64_t elemBytes, uint64_t arena, std::string &why) {
+  int64_t start = int64_t((desc & 0x3fff) << 4);
+  int64_t lbo = int64_t(((desc >> 16) & 0x3fff) << 4);
+  int64_t sbo = int64_t(((desc >> 32) & 0x3fff) << 4);
+  int64_t baseOffset = int64_t((desc >> 49) & 7);
+  int64_t mode = int64_t(desc >> 62);
+  int64_t swizzle = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+  if (baseOffset != 0) {
+    why = "a matrix base offset (not a canonical layout)";
+    return -1;
+  }
+  int64_t off;
+  if (!mnMajor) {
+    off = swizzle ? (mn / 8) * sbo + (mn % 8) * swizzle + k * elemBytes
+                  : (mn / 8) * sbo + (k * elemBytes / 16) * lbo +
+                        (mn % 8) * 16 + (k * elemBytes) % 16;
+  } else {
+    if (!swizzle) {
+      why = "an MN-major operand without swizzle";
+      return -1;
+    }
+    int64_t atom = swizzle / elemBytes;
+    off = (mn / atom) * lbo + (k / 8) * sbo + (k % 8) * swizzle +
+          (mn % atom) * elemBytes;
+  }
+  const int64_t window = int64_t(1) << 18;
+  int64_t a =
+      ((start - int64_t(arena % uint64_t(window))) % window + window) % window +
+      off;
+  if (swizzle)
+    a ^= ((a >> 7) & (swizzle / 16 - 1)) << 4;
+  return a;
+}
+
+/// wgmma.mma_async m64nNk16 over one warpgroup (`lanes`: its 128
+/// threads), f32 accumulation. The accumulator fragments (PTX ISA,
+/// "Register Fragments" of wgmma .m64nNk16): warp w of the warpgroup,
+/// g = lane/4, t = lane%4, register i = 4j + e holds
+/// (16w + g + 8 (e/2), 8j + 2t + e%2). The sum runs over k in order, in
+/// f32, as the mma.sync emulation does.
+void runWgmma(Fiber *const *lanes) {
+  Scheduler &s = *lanes[0]->sched;
+  const BlockLaunch &l = *s.launch;
+  const int64_t config = lanes[0]->syncMode;
+  const int64_t n = config & 0x3ff, format = (config >> 10) & 3;
+  const bool transA = (config >> 12) & 1, transB = (config >> 13) & 1;
+  const bool scaleD = (config >> 14) & 1;
+  const uint64_t descA = uint64_t(lanes[0]->syncPtr[0]);
+  const uint64_t descB = uint64_t(lanes[0]->syncPtr[1]);
+  auto fail = [&](const std::string &what) {
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: " + what + " in " + s.where() + ", warpgroup " +
+               std::to_string(lanes[0]->tid / kWarpgroupSize) + ": " +
+               s.site(lanes[0]->syncSite));
+  };
+  for (int64_t t = 1; t < kWarpgroupSize; ++t)
+    if (lanes[t]->syncMode != config ||
+        uint64_t(lanes[t]->syncPtr[0]) != descA ||
+        uint64_t(lanes[t]->syncPtr[1]) != descB)
+      return fail("threads of a warpgroup issued wgmma.mma_async with "
+                  "different descriptors or shapes (thread " +
+                  std::to_string(lanes[t]->tid) + ")");
+  if (n < 8 || n > 256 || n % 8 || format > 1)
+    return fail("unsupported wgmma.mma_async (N " + std::to_string(n) +
+                ", format " + std::to_string(format) + ")");
+  if (!l.arena)
+    return fail("wgmma.mma_async without shared memory");
+  const uint64_t arena = reinterpret_cast<uintptr_t>(l.arena);
+  auto value = [&](uint16_t bits) {
+    return format == 0 ? f16BitsToF32(bits) : bf16BitsToF32(bits);
+  };
+  // Operand element (mn, k), its read reported to the race checker as by
+  // the warpgroup's first thread.
+  auto load = [&](uint64_t desc, int64_t mn, int64_t k, bool mnMajor,
+                  float &out) {
+    std::string why;
+    int64_t off = wgmmaOffset(desc, mn, k, mnMajor, 2, arena, why);
+    if (off < 0) {
+      fail("wgmma.mma_async operand with " + why);
+      return false;
+    }
+    if (off + 2 > l.arenaBytes) {
+      fail("wgmma.mma_async operand read at shared offset " +
+           std::to_string(off) + ", beyond the " +
+           std::to_string(l.arenaBytes) + "-byte arena");
+      return false;
+    }
+    const auto *p = static_cast<const unsigned char *>(l.arena) + off;
+    int64_t ctx;
+    const Fiber *first = lanes[0];
+    std::memcpy(&ctx, &first, sizeof ctx);
+    tessera_sim_access(ctx, int64_t(uintptr_t(p)), 2, 0, lanes[0]->syncSite);
+    uint16_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    out = value(bits);
+    return true;
+  };
+  float A[64][16], B[16][256];
+  for (int64_t m = 0; m < 64; ++m)
+    for (int64_t k = 0; k < 16; ++k)
+      if (!load(descA, m, k, transA, A[m][k]))
+        return;
+  for (int64_t k = 0; k < 16; ++k)
+    for (int64_t j = 0; j < n; ++j)
+      if (!load(descB, j, k, transB, B[k][j]))
+        return;
+  for (int64_t t = 0; t < kWarpgroupSize; ++t) {
+    int64_t w = t / kWarpSize, lane = t % kWarpSize;
+    int64_t g = lane / 4, q = lane % 4;
+    auto *d = at<float>(lanes[t]->syncPtr[2]);
+    for (int64_t i = 0; i < n / 2; ++i) {
+      int64_t j = i / 4, e = i % 4;
+      int64_t row = 16 * w + g + 8 * (e / 2), col = 8 * j + 2 * q + e % 2;
+      float sum = scaleD ? d[i] : 0.0f;
+      for (int64_t k = 0; k < 16; ++k)
+        sum += A[row][k] * B[k][col];
+      d[i] = sum;
+    }
+  }
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, void *>> runtimeSymbols() {
@@ -496,6 +684,13 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
       {"tessera_sim_shuffle", reinterpret_cast<void *>(&tessera_sim_shuffle)},
       {"tessera_sim_ldmatrix", reinterpret_cast<void *>(&tessera_sim_ldmatrix)},
       {"tessera_sim_mma", reinterpret_cast<void *>(&tessera_sim_mma)},
+      {"tessera_sim_wgmma", reinterpret_cast<void *>(&tessera_sim_wgmma)},
+      {"tessera_sim_wgmma_fence",
+       reinterpret_cast<void *>(&tessera_sim_wgmma_fence)},
+      {"tessera_sim_wgmma_commit",
+       reinterpret_cast<void *>(&tessera_sim_wgmma_commit)},
+      {"tessera_sim_wgmma_wait",
+       reinterpret_cast<void *>(&tessera_sim_wgmma_wait)},
       {"tessera_sim_cp_async", reinterpret_cast<void *>(&tessera_sim_cp_async)},
       {"tessera_sim_cp_async_commit",
        reinterpret_cast<void *>(&tessera_sim_cp_async_commit)},
@@ -622,6 +817,9 @@ runBlock(const BlockLaunch &launch) {
         return Status(StatusCode::kFailedPrecondition,
                       "sim: " + sched.site(fibers[w0]->syncSite) +
                           " needs a full warp of 32 lanes in " + sched.where());
+      // A warpgroup collective waits for its other warps (below).
+      if (kind == Collective::Wgmma)
+        continue;
       Fiber *lanes[kWarpSize];
       for (int64_t t = w0; t < w1; ++t)
         lanes[t - w0] = fibers[t].get();
@@ -655,8 +853,52 @@ runBlock(const BlockLaunch &launch) {
         fibers[t]->state = FiberState::Runnable;
       released = true;
     }
+    // Warpgroup collectives (wgmma) run once all four warps of the
+    // warpgroup have issued the same one; a warpgroup part of which waits
+    // elsewhere with nothing else left to run is divergent.
+    bool pendingWarpgroup = false;
+    int64_t stuckWarpgroup = -1;
+    for (int64_t g0 = 0; g0 < n; g0 += kWarpgroupSize) {
+      int64_t at = 0;
+      for (int64_t t = g0; t < std::min(n, g0 + kWarpgroupSize); ++t)
+        at += fibers[t]->state == FiberState::AtWarpSync &&
+              fibers[t]->syncKind == Collective::Wgmma &&
+              fibers[t]->syncSite == fibers[g0]->syncSite;
+      if (at == 0)
+        continue;
+      if (at != kWarpgroupSize) {
+        pendingWarpgroup = true;
+        if (stuckWarpgroup < 0)
+          stuckWarpgroup = g0;
+        continue;
+      }
+      Fiber *lanes[kWarpgroupSize];
+      for (int64_t t = 0; t < kWarpgroupSize; ++t)
+        lanes[t] = fibers[g0 + t].get();
+      runWgmma(lanes);
+      for (int64_t t = 0; t < kWarpgroupSize; ++t)
+        lanes[t]->state = FiberState::Runnable;
+      released = true;
+    }
     if (released)
       continue;
+    if (pendingWarpgroup) {
+      int64_t g0 = stuckWarpgroup, other = std::min(n, g0 + kWarpgroupSize);
+      for (int64_t t = g0; t < std::min(n, g0 + kWarpgroupSize); ++t)
+        if (fibers[t]->state != FiberState::AtWarpSync ||
+            fibers[t]->syncKind != Collective::Wgmma ||
+            fibers[t]->syncSite != fibers[g0]->syncSite) {
+          other = t;
+          break;
+        }
+      return Status(StatusCode::kFailedPrecondition,
+                    "sim: warpgroup collective divergence in " + sched.where() +
+                        ", warpgroup " + std::to_string(g0 / kWarpgroupSize) +
+                        ": " + sched.site(fibers[g0]->syncSite) +
+                        " waits for thread " + std::to_string(other) +
+                        (other >= n ? " (the block ends inside the warpgroup)"
+                                    : ", which does not issue it"));
+    }
     int64_t done = 0, waiting = 0;
     for (auto &f : fibers) {
       done += f->state == FiberState::Done;

@@ -41,6 +41,20 @@ extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
 /// c and d: 4 x f32). kind: 0 f16 inputs, 1 bf16 inputs.
 extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
                                 int64_t b, int64_t c, int64_t d, int64_t site);
+/// wgmma.mma_async.sync.aligned.m64nNk16 with f32 accumulation, a
+/// warpgroup collective (the four warps of threads 128g .. 128g+127): A
+/// and B are read from shared memory through their matrix descriptors
+/// (`descA`, `descB`), `acc` holds this thread's N/2 f32 accumulators and
+/// receives D. `config` packs the instruction: bits 0-9 N, bits 10-11 the
+/// input format (0 f16, 1 bf16), bit 12 A transposed (MN-major), bit 13 B
+/// transposed, bit 14 scale-d (0: D = A B, ignoring the accumulators).
+extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
+                                  int64_t descA, int64_t descB, int64_t acc,
+                                  int64_t site);
+/// wgmma.fence / commit_group / wait_group N of the issuing thread.
+extern "C" void tessera_sim_wgmma_fence(int64_t context);
+extern "C" void tessera_sim_wgmma_commit(int64_t context);
+extern "C" void tessera_sim_wgmma_wait(int64_t context, int64_t pending);
 /// cp.async (nvgpu.device_async_copy): recorded, performed when the thread
 /// waits for its group (or when it ends); bytes past `srcBytes` are zeros.
 /// Addresses not aligned to `bytes` fail the launch (naming `site`).
