@@ -218,22 +218,24 @@ Status run(const std::string &ir, Arena &arena, std::vector<float> &out) {
   return sim::runBlock(l);
 }
 
-/// Every accumulator register of every thread holds its element of A B
-/// (the wgmma m64nNk16 fragment layout).
+/// What register `i` of thread `t` holds after the kernel: its element of
+/// A B under the wgmma m64nNk16 fragment layout.
+float expected(int64_t t, int64_t i) {
+  int64_t w = t / 32, g = (t % 32) / 4, q = t % 4;
+  int64_t row = 16 * w + g + 8 * ((i % 4) / 2);
+  int64_t col = 8 * (i / 4) + 2 * q + i % 2;
+  float want = 0;
+  for (int64_t k = 0; k < kK; ++k)
+    want += valueA(row, k) * valueB(k, col);
+  return want;
+}
+
+/// Every accumulator register of every thread holds its element of A B.
 void expectProduct(const std::vector<float> &out) {
-  for (int64_t t = 0; t < 128; ++t) {
-    int64_t w = t / 32, g = (t % 32) / 4, q = t % 4;
-    for (int64_t i = 0; i < kN / 2; ++i) {
-      int64_t row = 16 * w + g + 8 * ((i % 4) / 2);
-      int64_t col = 8 * (i / 4) + 2 * q + i % 2;
-      float want = 0;
-      for (int64_t k = 0; k < kK; ++k)
-        want += valueA(row, k) * valueB(k, col);
-      ASSERT_EQ(out[size_t(t * 64 + i)], want)
-          << "thread " << t << " register " << i << " (" << row << ", " << col
-          << ")";
-    }
-  }
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t i = 0; i < kN / 2; ++i)
+      ASSERT_EQ(out[size_t(t * 64 + i)], expected(t, i))
+          << "thread " << t << " register " << i;
 }
 
 TEST(SimWgmma, SwizzledKMajorAAndTransposedB) {
@@ -264,15 +266,8 @@ TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
   ASSERT_TRUE(s.isOk()) << s.toString();
   int64_t wrong = 0;
   for (int64_t t = 0; t < 128; ++t)
-    for (int64_t i = 0; i < kN / 2; ++i) {
-      int64_t w = t / 32, g = (t % 32) / 4, q = t % 4;
-      int64_t row = 16 * w + g + 8 * ((i % 4) / 2);
-      int64_t col = 8 * (i / 4) + 2 * q + i % 2;
-      float want = 0;
-      for (int64_t k = 0; k < kK; ++k)
-        want += valueA(row, k) * valueB(k, col);
-      wrong += out[size_t(t * 64 + i)] != want;
-    }
+    for (int64_t i = 0; i < kN / 2; ++i)
+      wrong += out[size_t(t * 64 + i)] != expected(t, i);
   EXPECT_GT(wrong, 128 * 32);
 }
 
