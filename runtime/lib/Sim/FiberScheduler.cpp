@@ -181,6 +181,18 @@ void fiberMain(unsigned hi, unsigned lo) {
   completeAsyncCopies(f, f->asyncCopies.size());
   f->asyncGroups.clear();
   f->asyncCommitted = 0;
+  // Products never committed and waited for leave the accumulators
+  // undefined on a GPU: whatever the thread stored of them is wrong there.
+  if (f->wgmmaUncommitted || f->wgmmaGroups) {
+    Scheduler &s = *f->sched;
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: thread " + std::to_string(f->tid) + " of " + s.where() +
+               " ends with wgmma.mma_async products not waited for (" +
+               std::to_string(f->wgmmaUncommitted) + " uncommitted, " +
+               std::to_string(f->wgmmaGroups) +
+               " committed groups pending): wgmma.commit_group and "
+               "wgmma.wait_group 0 must precede any use of the accumulators");
+  }
   f->state = FiberState::Done;
   switchToScheduler(f, /*dying=*/true);
   // Returning resumes uc_link (the scheduler).

@@ -71,8 +71,9 @@ int64_t swizzled(int64_t row, int64_t col, int64_t rowBytes) {
 /// thread's accumulators stored to out[tid * 64 ...]. `transposeB`: B is
 /// stored K x N (MN-major); otherwise N x K (K-major). `fence`: whether the
 /// kernel issues wgmma.fence first. `issuers`: threads below it issue.
+/// `wait`: whether it commits and waits before storing the accumulators.
 std::string wgmmaKernel(bool transposeB, bool fence = true,
-                        int64_t issuers = 128) {
+                        int64_t issuers = 128, bool wait = true) {
   std::string fields;
   for (int64_t i = 0; i < kN / 2; ++i)
     fields += std::string(i ? ", " : "") + "f32";
@@ -143,8 +144,10 @@ module {
          (transposeB ? "<row>" : "<col>") + "] : " + acc + " -> " + acc + "\n";
     in = out;
   }
-  s += "        nvvm.wgmma.commit.group.sync.aligned\n";
-  s += "        nvvm.wgmma.wait.group.sync.aligned 0\n";
+  if (wait) {
+    s += "        nvvm.wgmma.commit.group.sync.aligned\n";
+    s += "        nvvm.wgmma.wait.group.sync.aligned 0\n";
+  }
   s += "        scf.yield " + in + " : " + acc + "\n";
   s += "      } else {\n        scf.yield " + cur + " : " + acc + "\n      }\n";
   s += "      %c64 = arith.constant 64 : index\n";
@@ -295,6 +298,21 @@ TEST(SimWgmma, WarpgroupThatDoesNotIssueTogetherIsReported) {
             std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("thread 96"), std::string::npos) << s.message();
+}
+
+// Accumulators stored without commit_group / wait_group are undefined on a
+// GPU: the launch fails, naming the products left pending.
+TEST(SimWgmma, ProductsNotWaitedForAreReported) {
+  Arena arena;
+  fill(arena, /*transposeB=*/true);
+  std::vector<float> out;
+  Status s = run(wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                             /*issuers=*/128, /*wait=*/false),
+                 arena, out);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("not waited for (2 uncommitted"),
+            std::string::npos)
+      << s.message();
 }
 
 } // namespace
