@@ -663,9 +663,6 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                     ob.getFunctionType({ob.getI64Type()}, {}));
         func::CallOp::create(ob, l, fn, ValueRange{simCtx});
         toErase.push_back(op);
-      } else if (isa<NVVM::FenceProxyOp>(op)) {
-        // Every proxy of the sim sees the same memory at once.
-        toErase.push_back(op);
       } else if (auto w = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
         Type i64 = ob.getI64Type();
         func::FuncOp fn =
