@@ -53,6 +53,19 @@ func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   return f;
 }
 
+/// A call of simulator entry point `name` with the thread's context and
+/// the i64 constants `args`, before `ob`'s insertion point.
+void callSim(ModuleOp module, OpBuilder &ob, Location l, StringRef name,
+             Value simCtx, ArrayRef<int64_t> args = {}) {
+  Type i64 = ob.getI64Type();
+  SmallVector<Type> types(args.size() + 1, i64);
+  SmallVector<Value> operands{simCtx};
+  for (int64_t a : args)
+    operands.push_back(arith::ConstantIntOp::create(ob, l, i64, a));
+  func::CallOp::create(
+      ob, l, declare(module, name, ob.getFunctionType(types, {})), operands);
+}
+
 std::string describe(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -655,21 +668,14 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
               ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
         wg.getResults().replaceAllUsesWith(result);
         toErase.push_back(op);
-      } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp>(
-                     op)) {
-        bool fence = isa<NVVM::WgmmaFenceAlignedOp>(op);
-        func::FuncOp fn =
-            declare(module, fence ? kWgmmaFenceFn : kWgmmaCommitFn,
-                    ob.getFunctionType({ob.getI64Type()}, {}));
-        func::CallOp::create(ob, l, fn, ValueRange{simCtx});
+      } else if (isa<NVVM::WgmmaFenceAlignedOp>(op)) {
+        callSim(module, ob, l, kWgmmaFenceFn, simCtx);
+        toErase.push_back(op);
+      } else if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
+        callSim(module, ob, l, kWgmmaCommitFn, simCtx);
         toErase.push_back(op);
       } else if (auto w = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
-        Type i64 = ob.getI64Type();
-        func::FuncOp fn =
-            declare(module, kWgmmaWaitFn, ob.getFunctionType({i64, i64}, {}));
-        func::CallOp::create(ob, l, fn,
-                             ValueRange{simCtx, arith::ConstantIntOp::create(
-                                                    ob, l, i64, w.getGroup())});
+        callSim(module, ob, l, kWgmmaWaitFn, simCtx, {int64_t(w.getGroup())});
         toErase.push_back(op);
       } else if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
         // Deferred until the thread waits for its group: a read of the
@@ -700,18 +706,11 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                        srcBytes, siteValue(ob, l, site)});
         toErase.push_back(op);
       } else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
-        func::FuncOp fn = declare(module, kCpAsyncCommitFn,
-                                  ob.getFunctionType({ob.getI64Type()}, {}));
-        func::CallOp::create(ob, l, fn, ValueRange{simCtx});
+        callSim(module, ob, l, kCpAsyncCommitFn, simCtx);
         toErase.push_back(op);
       } else if (auto w = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
-        Type i64 = ob.getI64Type();
-        func::FuncOp fn =
-            declare(module, kCpAsyncWaitFn, ob.getFunctionType({i64, i64}, {}));
-        func::CallOp::create(
-            ob, l, fn,
-            ValueRange{simCtx, arith::ConstantIntOp::create(
-                                   ob, l, i64, w.getNumGroups().value_or(0))});
+        callSim(module, ob, l, kCpAsyncWaitFn, simCtx,
+                {int64_t(w.getNumGroups().value_or(0))});
         toErase.push_back(op);
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 
@@ -355,32 +356,35 @@ extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending) {
                        f->asyncGroups.begin() + ptrdiff_t(done));
 }
 
+namespace {
+
+/// Parks `f` at a warp or warpgroup collective of `kind` issued at `site`,
+/// with its mode and pointer operands, until the scheduler runs it.
+void parkAtCollective(Fiber *f, Collective kind, int64_t site, int64_t mode,
+                      std::initializer_list<int64_t> ptrs) {
+  f->state = FiberState::AtWarpSync;
+  f->syncKind = kind;
+  f->syncSite = site;
+  f->syncMode = mode;
+  std::copy(ptrs.begin(), ptrs.end(), f->syncPtr);
+  switchToScheduler(f, /*dying=*/false);
+}
+
+} // namespace
+
 extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
                                      int64_t tiles, int64_t transpose,
                                      int64_t out, int64_t site) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-  f->state = FiberState::AtWarpSync;
-  f->syncKind = Collective::LdMatrix;
-  f->syncSite = site;
   f->syncValue = address;
   f->syncWidth = tiles;
-  f->syncMode = transpose;
-  f->syncPtr[0] = out;
-  switchToScheduler(f, /*dying=*/false);
+  parkAtCollective(f, Collective::LdMatrix, site, transpose, {out});
 }
 
 extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
                                 int64_t b, int64_t c, int64_t d, int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-  f->state = FiberState::AtWarpSync;
-  f->syncKind = Collective::Mma;
-  f->syncSite = site;
-  f->syncMode = kind;
-  f->syncPtr[0] = a;
-  f->syncPtr[1] = b;
-  f->syncPtr[2] = c;
-  f->syncPtr[3] = d;
-  switchToScheduler(f, /*dying=*/false);
+  parkAtCollective(reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context)),
+                   Collective::Mma, site, kind, {a, b, c, d});
 }
 
 extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
@@ -397,14 +401,7 @@ extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
                s.site(site));
   }
   ++f->wgmmaUncommitted;
-  f->state = FiberState::AtWarpSync;
-  f->syncKind = Collective::Wgmma;
-  f->syncSite = site;
-  f->syncMode = config;
-  f->syncPtr[0] = descA;
-  f->syncPtr[1] = descB;
-  f->syncPtr[2] = acc;
-  switchToScheduler(f, /*dying=*/false);
+  parkAtCollective(f, Collective::Wgmma, site, config, {descA, descB, acc});
 }
 
 extern "C" void tessera_sim_wgmma_fence(int64_t context) {

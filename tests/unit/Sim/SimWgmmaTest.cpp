@@ -233,6 +233,13 @@ float expected(int64_t t, int64_t i) {
   return want;
 }
 
+/// Runs `ir` on operands laid out with B stored transposed or not.
+Status runOn(bool transposedB, const std::string &ir, std::vector<float> &out) {
+  Arena arena;
+  fill(arena, transposedB);
+  return run(ir, arena, out);
+}
+
 /// Every accumulator register of every thread holds its element of A B.
 void expectProduct(const std::vector<float> &out) {
   for (int64_t t = 0; t < 128; ++t)
@@ -242,19 +249,16 @@ void expectProduct(const std::vector<float> &out) {
 }
 
 TEST(SimWgmma, SwizzledKMajorAAndTransposedB) {
-  Arena arena;
-  fill(arena, /*transposeB=*/true);
   std::vector<float> out;
-  Status s = run(wgmmaKernel(/*transposeB=*/true), arena, out);
+  Status s = runOn(/*transposedB=*/true, wgmmaKernel(/*transposeB=*/true), out);
   ASSERT_TRUE(s.isOk()) << s.toString();
   expectProduct(out);
 }
 
 TEST(SimWgmma, SwizzledKMajorAAndB) {
-  Arena arena;
-  fill(arena, /*transposeB=*/false);
   std::vector<float> out;
-  Status s = run(wgmmaKernel(/*transposeB=*/false), arena, out);
+  Status s =
+      runOn(/*transposedB=*/false, wgmmaKernel(/*transposeB=*/false), out);
   ASSERT_TRUE(s.isOk()) << s.toString();
   expectProduct(out);
 }
@@ -262,10 +266,9 @@ TEST(SimWgmma, SwizzledKMajorAAndB) {
 // A product read through the wrong swizzle mode reads other elements: the
 // decoding is not forgiving.
 TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
-  Arena arena;
-  fill(arena, /*transposeB=*/false);
   std::vector<float> out;
-  Status s = run(wgmmaKernel(/*transposeB=*/true), arena, out);
+  Status s =
+      runOn(/*transposedB=*/false, wgmmaKernel(/*transposeB=*/true), out);
   ASSERT_TRUE(s.isOk()) << s.toString();
   int64_t wrong = 0;
   for (int64_t t = 0; t < 128; ++t)
@@ -275,10 +278,9 @@ TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
 }
 
 TEST(SimWgmma, MissingFenceIsReported) {
-  Arena arena;
-  fill(arena, /*transposeB=*/true);
   std::vector<float> out;
-  Status s = run(wgmmaKernel(/*transposeB=*/true, /*fence=*/false), arena, out);
+  Status s = runOn(/*transposedB=*/true,
+                   wgmmaKernel(/*transposeB=*/true, /*fence=*/false), out);
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("without a wgmma.fence"), std::string::npos)
       << s.message();
@@ -287,12 +289,11 @@ TEST(SimWgmma, MissingFenceIsReported) {
 }
 
 TEST(SimWgmma, WarpgroupThatDoesNotIssueTogetherIsReported) {
-  Arena arena;
-  fill(arena, /*transposeB=*/true);
   std::vector<float> out;
-  Status s = run(wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
-                             /*issuers=*/96),
-                 arena, out);
+  Status s = runOn(/*transposedB=*/true,
+                   wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                               /*issuers=*/96),
+                   out);
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("warpgroup collective divergence"),
             std::string::npos)
@@ -303,12 +304,11 @@ TEST(SimWgmma, WarpgroupThatDoesNotIssueTogetherIsReported) {
 // Accumulators stored without commit_group / wait_group are undefined on a
 // GPU: the launch fails, naming the products left pending.
 TEST(SimWgmma, ProductsNotWaitedForAreReported) {
-  Arena arena;
-  fill(arena, /*transposeB=*/true);
   std::vector<float> out;
-  Status s = run(wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
-                             /*issuers=*/128, /*wait=*/false),
-                 arena, out);
+  Status s = runOn(/*transposedB=*/true,
+                   wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                               /*issuers=*/128, /*wait=*/false),
+                   out);
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("not waited for (2 uncommitted"),
             std::string::npos)
