@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -227,12 +228,17 @@ DimSpread axisSpread(Attribute layout, ArrayRef<int64_t> shape, unsigned axis) {
 /// `rows` x `cols` block (cols contiguous) at element `base` of `buffer`,
 /// its 16-byte chunks XOR-swizzled so that ldmatrix reads and cp.async
 /// writes hit distinct banks. `transposed`: the tile value is the
-/// transpose of the stored block.
+/// transpose of the stored block. For warpgroup products the block is
+/// stored as `cols / atomCols` atoms of `rows` x `atomCols`, one after the
+/// other, each swizzled on its own (the hardware's swizzle atoms); 0: one
+/// atom (the ldmatrix layout).
 struct Staged {
   Value buffer; // workgroup memref<N x T, 3>
   Value base;   // index
   int64_t rows = 0, cols = 0;
   bool transposed = false;
+  int64_t atomCols = 0;
+  int64_t atom() const { return atomCols ? atomCols : cols; }
 };
 
 /// The XOR swizzle of a shared block with `cols` 16-bit elements per row:
@@ -273,10 +279,10 @@ public:
   KernelLowering(gpu::GPUFuncOp kernel, int64_t warps, int64_t vectorCap,
                  int64_t maxTileRegisters,
                  SmallVector<std::optional<bool>> aligned, bool index32,
-                 int64_t stages)
+                 int64_t stages, bool warpgroupMma)
       : kernel(kernel), warps(warps), vectorCap(vectorCap),
         maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)),
-        index32(index32), ring(stages - 1) {}
+        index32(index32), ring(stages - 1), warpgroupMma(warpgroupMma) {}
 
   LogicalResult run();
 
@@ -290,6 +296,17 @@ private:
   /// num_stages - 1, as Triton counts on sm_80 (the stage being computed
   /// is the oldest slot); with fewer than two, copies are not pipelined.
   int64_t ring;
+  /// Dots may lower to wgmma (sm_90a).
+  bool warpgroupMma;
+  /// Dots lowered to wgmma, and the atom width (columns) of the staged
+  /// loads that feed them.
+  DenseSet<Operation *> wgmmaDots;
+  DenseMap<Operation *, int64_t> atomColumns;
+  /// wgmma dots of pipelined loops whose products stay in flight across
+  /// an iteration (wgmma.wait_group 1).
+  DenseSet<Operation *> asyncDots;
+  /// Per shared buffer, its shared-window address (i64), at the entry.
+  DenseMap<Value, Value> bufferAddress;
   std::optional<bool> alignmentOf(Value memref) const {
     if (auto a = dyn_cast<BlockArgument>(memref);
         a && a.getArgNumber() < aligned.size())
@@ -331,13 +348,35 @@ private:
   Value extentOf(OpBuilder &b, Location l, Value memref, int64_t d);
   bool stageable(LoadOp op);
   /// A workgroup-memory buffer of `elements` elements in the kernel's
-  /// dynamic shared memory.
-  Value sharedBuffer(OpBuilder &b, Location l, int64_t elements, Type t);
+  /// dynamic shared memory, `align` bytes aligned in it.
+  Value sharedBuffer(OpBuilder &b, Location l, int64_t elements, Type t,
+                     int64_t align = 16);
+  /// The staged load a dot operand comes from (through reshapes,
+  /// transpositions and its operand conversion), if any.
+  LoadOp stagedSource(Value operand);
+  /// Whether `d` lowers to wgmma: 16-bit operands both staged, every warp
+  /// along M; records the atom width of its operands' blocks.
+  bool planWgmma(DotOp d);
+  LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
+  /// The matrix descriptor of a staged wgmma operand at byte `offset`
+  /// (i64) of its block, with the block's strides and swizzle mode.
+  Value descriptor(OpBuilder &b, Location l, const Staged &st, Value offset,
+                   int64_t lbo, int64_t sbo);
+  /// Makes this thread's generic-proxy writes to shared memory (copies)
+  /// visible to the tensor cores' async proxy, when wgmma reads them.
+  void fenceForWgmma(OpBuilder &b, Location l, bool any) {
+    if (any)
+      NVVM::FenceProxyOp::create(
+          b, l, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+  }
   /// Copies the block `op` loads (its offsets in `map`) into the shared
   /// block at `base` of `buffer`: cp.async of 16-byte chunks, zero-filled
-  /// outside the tensor (`async`), or element by element.
+  /// outside the tensor (`async`; `pred`, when given, false: the whole
+  /// block is), or element by element.
   void copyToShared(OpBuilder &b, LoadOp op, IRMapping &map, Value buffer,
-                    Value base, bool async);
+                    Value base, bool async, Value pred = Value());
   bool useAsyncCopy(LoadOp op) const {
     return vectorOK && alignmentOf(op.getSource()) != false &&
            tessera::hasUnitInnerStride(
@@ -760,10 +799,10 @@ Value KernelLowering::sharedView(OpBuilder &b, Location l, int64_t elements,
 }
 
 Value KernelLowering::sharedBuffer(OpBuilder &b, Location l, int64_t elements,
-                                   Type t) {
+                                   Type t, int64_t align) {
   MLIRContext *ctx = b.getContext();
   int64_t bytes = std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
-  int64_t offset = (sharedBytes + 15) / 16 * 16;
+  int64_t offset = (sharedBytes + align - 1) / align * align;
   sharedBytes = offset + elements * bytes;
   auto wg = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -1606,14 +1645,29 @@ bool KernelLowering::stageable(LoadOp op) {
 }
 
 void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
-                                  Value buffer, Value base, bool async) {
+                                  Value buffer, Value base, bool async,
+                                  Value pred) {
   Location l = op.getLoc();
   RankedTensorType t = op.getType();
   int64_t rank = t.getRank();
   int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
   constexpr int64_t vec = 8; // 16 bytes of 16-bit elements
   int64_t perRow = cols / vec, total = rows * perRow, threads = warps * 32;
-  Swizzle sw(cols);
+  // Atoms of `atom` columns, each rows x atom and swizzled on its own.
+  int64_t atom = atomColumns.lookup(op);
+  if (!atom)
+    atom = cols;
+  Swizzle sw(atom);
+  auto chunkOffset = [&](OpBuilder &ob, Value r, Value c) -> Value {
+    if (atom == cols)
+      return sw.offset(ob, l, r, c);
+    int64_t perAtom = atom / vec;
+    Value a = arith::DivUIOp::create(ob, l, c, cIndex(ob, l, perAtom));
+    Value within = arith::RemUIOp::create(ob, l, c, cIndex(ob, l, perAtom));
+    return arith::AddIOp::create(
+        ob, l, arith::MulIOp::create(ob, l, a, cIndex(ob, l, rows * atom)),
+        sw.offset(ob, l, r, within));
+  };
   Type et = t.getElementType();
   Value memref = map.lookup(op.getSource());
   SmallVector<Value> offsets;
@@ -1637,8 +1691,7 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
               arith::MulIOp::create(lb, l, j, cIndex(lb, l, threads)));
           Value r = arith::DivUIOp::create(lb, l, q, cIndex(lb, l, perRow));
           Value c = arith::RemUIOp::create(lb, l, q, cIndex(lb, l, perRow));
-          Value dst =
-              arith::AddIOp::create(lb, l, base, sw.offset(lb, l, r, c));
+          Value dst = arith::AddIOp::create(lb, l, base, chunkOffset(lb, r, c));
           ThreadBase tb;
           for (int64_t d = 0; d + 2 < rank; ++d)
             tb.base.push_back(cIndex(lb, l, 0));
@@ -1685,7 +1738,8 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
                      : 0;
   for (int64_t j = 0; j * threads < total; ++j) {
     std::string key = "copy:" + std::to_string(rows) + "x" +
-                      std::to_string(cols) + ":" + std::to_string(step ? 0 : j);
+                      std::to_string(cols) + "/" + std::to_string(atom) + ":" +
+                      std::to_string(step ? 0 : j);
     int64_t rowC = step ? j * step : 0;
     if (!entryValues.count(key)) {
       OpBuilder &e = *entry;
@@ -1696,7 +1750,7 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
       entryValues[key + ":row"] = r;
       entryValues[key + ":col"] =
           arith::MulIOp::create(e, l, c, cIndex(e, l, vec));
-      entryValues[key] = sw.offset(e, l, r, c);
+      entryValues[key] = chunkOffset(e, r, c);
     }
     Value valid;
     if ((j + 1) * threads > total) {
@@ -1719,7 +1773,7 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
     zero[rank - 2] = rowC;
     Value dst = arith::AddIOp::create(b, l, base, entryValues[key]);
     if (rowC)
-      dst = arith::AddIOp::create(b, l, dst, cIndex(b, l, rowC * cols));
+      dst = arith::AddIOp::create(b, l, dst, cIndex(b, l, rowC * atom));
     OpBuilder cb = b;
     if (valid) {
       auto ifOp = scf::IfOp::create(b, l, valid, /*withElse=*/false);
@@ -1729,6 +1783,8 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
     // address kept inside the tensor.
     Value cond;
     SmallVector<Value> idx = indicesAt(cb, l, access, tb, zero, cond);
+    if (pred)
+      cond = arith::AndIOp::create(cb, l, cond, pred);
     Value c0 = cIndex(cb, l, 0);
     for (Value &i : idx)
       i = arith::SelectOp::create(cb, l, cond, i, c0);
@@ -1748,7 +1804,11 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   RankedTensorType t = op.getType();
   int64_t rank = t.getRank();
   int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
-  Value buf = sharedBuffer(b, l, rows * cols, t.getElementType());
+  // wgmma's swizzle follows the address bits: its blocks start on a
+  // 1024-byte boundary.
+  int64_t atom = atomColumns.lookup(op);
+  Value buf =
+      sharedBuffer(b, l, rows * cols, t.getElementType(), atom ? 1024 : 16);
   bool inLoop = false;
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
     inLoop |= isa<scf::ForOp, scf::WhileOp>(p);
@@ -1762,8 +1822,9 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
         b, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
     nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
   }
+  fenceForWgmma(b, l, atom != 0);
   gpu::BarrierOp::create(b, l);
-  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false};
+  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
   return success();
 }
 
@@ -1809,6 +1870,27 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     int64_t rows, cols;
     bool async;
   };
+  // A wgmma dot that only carries its accumulator from one iteration to
+  // the next keeps its products in flight until the next iteration's wait:
+  // one more slot, so that the copies never overwrite the slot those
+  // products read (the copies of iteration j + ring - 1 go to the slot of
+  // iteration j - 2, whose group the wait of iteration j - 1 completed).
+  DotOp inFlight;
+  for (Operation &o : *loop.getBody()) {
+    auto d = dyn_cast<DotOp>(o);
+    if (!d || !wgmmaDots.contains(d) || !d.getResult().hasOneUse())
+      continue;
+    auto acc = dyn_cast<BlockArgument>(d.getAcc());
+    auto *yield = *d.getResult().getUsers().begin();
+    LoadOp sa = stagedSource(d.getLhs()), sb = stagedSource(d.getRhs());
+    if (acc && acc.getOwner() == loop.getBody() && acc.getArgNumber() > 0 &&
+        isa<scf::YieldOp>(yield) &&
+        yield->getOperand(acc.getArgNumber() - 1) == d.getResult() &&
+        llvm::is_contained(loads, sa) && llvm::is_contained(loads, sb))
+      inFlight = d;
+  }
+  int64_t slots = inFlight ? ring + 1 : ring;
+
   SmallVector<Pipe> pipes;
   for (LoadOp ld : loads) {
     Pipe p;
@@ -1818,7 +1900,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     int64_t rank = t.getRank();
     p.rows = t.getShape()[rank - 2];
     p.cols = t.getShape()[rank - 1];
-    p.buffer = sharedBuffer(b, l, ring * p.rows * p.cols, t.getElementType());
+    p.buffer = sharedBuffer(b, l, slots * p.rows * p.cols, t.getElementType(),
+                            atomColumns.count(ld) ? 1024 : 16);
     p.async = useAsyncCopy(ld);
     pipes.push_back(std::move(p));
   }
@@ -1842,11 +1925,21 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                                      : arith::CmpIPredicate::slt,
                                  iv, ub);
   };
-  // The copies of the iteration at `iv` into ring slot `slot`.
+  // The copies of the iteration at `iv` into ring slot `slot`. cp.async
+  // copies past the last iteration read nothing and zero-fill their slot,
+  // with no branch (a branch on the loop's own bound ahead of the loop
+  // gives the path that skips it blocks of its own, where the
+  // accumulator's initial values are then defined: ptxas serialises wgmma
+  // pipelines that such definitions reach).
+  bool allAsync = llvm::all_of(pipes, [](const Pipe &p) { return p.async; });
   auto issue = [&](OpBuilder &ob, Value iv, Value slot) {
     Value pred = before(ob, iv);
-    auto ifOp = scf::IfOp::create(ob, l, pred, /*withElse=*/false);
-    OpBuilder ib = ifOp.getThenBodyBuilder();
+    OpBuilder ib = ob;
+    if (!allAsync) {
+      auto ifOp = scf::IfOp::create(ob, l, pred, /*withElse=*/false);
+      ib = ifOp.getThenBodyBuilder();
+      pred = Value();
+    }
     for (Pipe &p : pipes) {
       IRMapping m = map;
       m.map(loop.getInductionVar(), iv);
@@ -1854,7 +1947,7 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         ib.clone(*op, m);
       Value base =
           arith::MulIOp::create(ib, l, slot, cIndex(ib, l, p.rows * p.cols));
-      copyToShared(ib, p.op, m, p.buffer, base, p.async);
+      copyToShared(ib, p.op, m, p.buffer, base, p.async, pred);
     }
     return nvgpu::DeviceAsyncCreateGroupOp::create(
                ob, l, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{})
@@ -1877,23 +1970,34 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   OpBuilder ib = OpBuilder::atBlockEnd(nb);
   Value iv = nl.getInductionVar();
   Value slot = nl.getRegionIterArgs().back();
+  if (inFlight)
+    asyncDots.insert(inFlight);
   // This iteration's copies have landed (ring - 2 younger groups may
   // still fly) and every thread is done with the slot the next copies
   // overwrite.
   nvgpu::DeviceAsyncWaitOp::create(ib, l, token,
                                    ib.getI32IntegerAttr(ring - 2));
+  fenceForWgmma(ib, l, llvm::any_of(pipes, [&](const Pipe &p) {
+                  return atomColumns.count(p.op);
+                }));
   gpu::BarrierOp::create(ib, l);
-  Value isFirst = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, slot,
-                                        cIndex(ib, l, 0));
+  // The copies run ring - 1 iterations ahead: slot + ring - 1, modulo
+  // the slots.
+  Value ahead = arith::AddIOp::create(ib, l, slot, cIndex(ib, l, ring - 1));
+  Value wraps = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::uge, ahead,
+                                      cIndex(ib, l, slots));
   Value writeSlot = arith::SelectOp::create(
-      ib, l, isFirst, cIndex(ib, l, ring - 1),
-      arith::SubIOp::create(ib, l, slot, cIndex(ib, l, 1)));
+      ib, l, wraps, arith::SubIOp::create(ib, l, ahead, cIndex(ib, l, slots)),
+      ahead);
   issue(ib, ivAt(ib, iv, ring - 1), writeSlot);
   for (Pipe &p : pipes)
     staged[p.op.getResult()] = {
         p.buffer,
         arith::MulIOp::create(ib, l, slot, cIndex(ib, l, p.rows * p.cols)),
-        p.rows, p.cols, false};
+        p.rows,
+        p.cols,
+        false,
+        atomColumns.lookup(p.op)};
   map.map(loop.getInductionVar(), iv);
   for (auto [a, n] :
        llvm::zip(loop.getRegionIterArgs(), nl.getRegionIterArgs().drop_back()))
@@ -1904,13 +2008,16 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   OpBuilder yb(yield);
   Value next = arith::AddIOp::create(yb, l, slot, cIndex(yb, l, 1));
   Value wrap = arith::CmpIOp::create(yb, l, arith::CmpIPredicate::eq, next,
-                                     cIndex(yb, l, ring));
+                                     cIndex(yb, l, slots));
   next = arith::SelectOp::create(yb, l, wrap, cIndex(yb, l, 0), next);
   yield->insertOperands(yield->getNumOperands(), ValueRange{next});
   for (Pipe &p : pipes)
     staged.erase(p.op.getResult());
+  asyncDots.erase(inFlight);
   // Nothing stays in flight past the loop.
   nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
+  if (inFlight)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, l, 0);
   for (auto [a, n] : llvm::zip(loop.getResults(), nl.getResults()))
     map.map(a, n);
   return success();
@@ -2041,7 +2148,187 @@ KernelLowering::stagedFragments(OpBuilder &b, Location l, const Staged &st,
   return frags;
 }
 
+LoadOp KernelLowering::stagedSource(Value operand) {
+  Value v = operand;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto ld = dyn_cast<LoadOp>(def))
+      return stagedLoads.contains(ld) ? ld : LoadOp();
+    if (!isa<ConvertLayoutOp, ReshapeOp, TransOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
+bool KernelLowering::planWgmma(DotOp d) {
+  if (!warpgroupMma || warps % 4 != 0)
+    return false;
+  Type in = d.getLhs().getType().getElementType();
+  if (!(in.isF16() || in.isBF16()) ||
+      d.getRhs().getType().getElementType() != in)
+    return false;
+  auto mma = dyn_cast<MmaLayoutAttr>(getLayout(d.getType()));
+  ArrayRef<int64_t> shape = d.getType().getShape();
+  if (!mma || mma.getWarpsPerCTA() != ArrayRef<int64_t>{warps, 1} ||
+      shape[0] % (16 * warps) != 0 || shape[1] % 8 != 0 || shape[1] > 256 ||
+      d.getLhs().getType().getShape()[1] % 16 != 0)
+    return false;
+  LoadOp a = stagedSource(d.getLhs()), bl = stagedSource(d.getRhs());
+  if (!a || !bl || a == bl)
+    return false;
+  // Atoms as wide as the hardware's swizzles allow: 128, 64 or 32 bytes.
+  auto atomOf = [](LoadOp ld) -> int64_t {
+    int64_t cols = ld.getType().getShape().back();
+    for (int64_t w : {64, 32, 16})
+      if (cols % w == 0)
+        return w;
+    return 0;
+  };
+  int64_t wa = atomOf(a), wb = atomOf(bl);
+  if (!wa || !wb)
+    return false;
+  atomColumns[a] = wa;
+  atomColumns[bl] = wb;
+  wgmmaDots.insert(d);
+  return true;
+}
+
+Value KernelLowering::descriptor(OpBuilder &b, Location l, const Staged &st,
+                                 Value offset, int64_t lbo, int64_t sbo) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](OpBuilder &ob, int64_t v) {
+    return arith::ConstantIntOp::create(ob, l, i64, v).getResult();
+  };
+  Value &address = bufferAddress[st.buffer];
+  if (!address) {
+    OpBuilder &e = *entry;
+    address = arith::IndexCastOp::create(
+        e, l, i64,
+        memref::ExtractAlignedPointerAsIndexOp::create(e, l, st.buffer));
+  }
+  Value at = arith::AddIOp::create(
+      b, l, address,
+      arith::MulIOp::create(
+          b, l, arith::IndexCastOp::create(b, l, i64, st.base), c64(b, 2)));
+  if (offset)
+    at = arith::AddIOp::create(b, l, at, offset);
+  // Bits 0-13: address / 16 (18 bits of the shared window); 16-29: LBO /
+  // 16; 32-45: SBO / 16; 62-63: swizzle (1: 128 bytes, 2: 64, 3: 32).
+  int64_t rowBytes = st.atom() * 2;
+  int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
+  uint64_t fields = (uint64_t(mode) << 62) | (uint64_t(sbo / 16) << 32) |
+                    (uint64_t(lbo / 16) << 16);
+  Value start = arith::AndIOp::create(
+      b, l, arith::ShRUIOp::create(b, l, at, c64(b, 4)), c64(b, 0x3FFF));
+  return arith::OrIOp::create(b, l, start, c64(b, int64_t(fields)));
+}
+
+LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
+                                            IRMapping &map) {
+  Location l = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType rt = op.getType();
+  auto mma = cast<MmaLayoutAttr>(getLayout(rt));
+  auto [mr, nr] = getMmaRepetitions(mma, rt.getShape());
+  int64_t n = rt.getShape()[1];
+  int64_t ks = op.getLhs().getType().getShape()[1] / 16;
+  Type in = op.getLhs().getType().getElementType();
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  const Staged &sa = staged.find(op.getLhs())->second;
+  const Staged &sb = staged.find(op.getRhs())->second;
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, l, i64, v).getResult();
+  };
+  // A K-major operand (its stored rows run along M or N) steps along K
+  // inside an atom and from atom to atom; an MN-major one (stored rows
+  // run along K) steps 16 rows at a time and spans atoms along M or N
+  // (LBO apart). SBO: eight stored rows.
+  auto kMajor = [](const Staged &st, unsigned opIdx) {
+    return (opIdx == 0) != st.transposed;
+  };
+  auto kStepBytes = [&](const Staged &st, unsigned opIdx, int64_t s) {
+    int64_t w = st.atom(), k = 16 * s;
+    if (kMajor(st, opIdx))
+      return (k / w) * st.rows * w * 2 + (k % w) * 2;
+    return k * w * 2;
+  };
+  // Bytes from the first stored M row or N column to row `mn` of it.
+  auto mnBytes = [&](const Staged &st, unsigned opIdx, int64_t mn) {
+    int64_t w = st.atom();
+    if (kMajor(st, opIdx))
+      return mn * w * 2;
+    return (mn / w) * st.rows * w * 2;
+  };
+  auto lboOf = [&](const Staged &st, unsigned opIdx) -> int64_t {
+    return kMajor(st, opIdx) ? 16 : st.rows * st.atom() * 2;
+  };
+  // Warpgroup g of this thread holds rows 64 g + 16 warps i of repetition
+  // i (warps along M).
+  Value groupOffset;
+  if (warps > 4) {
+    int64_t perGroup = mnBytes(sa, 0, 64);
+    std::string key = "wgmma:group:" + std::to_string(perGroup);
+    if (!entryValues.count(key)) {
+      OpBuilder &e = *entry;
+      Value g = arith::DivUIOp::create(e, l, warp, cIndex(e, l, 4));
+      entryValues[key] = arith::IndexCastOp::create(
+          e, l, i64, arith::MulIOp::create(e, l, g, cIndex(e, l, perGroup)));
+    }
+    groupOffset = entryValues[key];
+  }
+  Value baseA = descriptor(b, l, sa, groupOffset, lboOf(sa, 0), sa.atom() * 16);
+  Value baseB = descriptor(b, l, sb, Value(), lboOf(sb, 1), sb.atom() * 16);
+  // The accumulator of repetition i: registers (i nr + j) 4 + e are field
+  // 4 j + e of wgmma's m64nNk16 accumulator.
+  Value accV = map.lookup(op.getAcc());
+  auto accType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nr * 4, f32));
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < mr; ++i) {
+    Value st = LLVM::PoisonOp::create(b, l, accType);
+    for (int64_t f = 0; f < nr * 4; ++f)
+      st = LLVM::InsertValueOp::create(
+          b, l, st, vector::ExtractOp::create(b, l, accV, i * nr * 4 + f), f);
+    acc.push_back(st);
+  }
+  auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto layoutA = kMajor(sa, 0) ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+  auto layoutB = kMajor(sb, 1) ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  // The accumulator registers were written by other instructions.
+  NVVM::WgmmaFenceAlignedOp::create(b, l);
+  SmallVector<Value> db;
+  for (int64_t s = 0; s < ks; ++s)
+    db.push_back(
+        arith::AddIOp::create(b, l, baseB, c64(kStepBytes(sb, 1, s) / 16)));
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t s = 0; s < ks; ++s) {
+      int64_t bytes = kStepBytes(sa, 0, s) + mnBytes(sa, 0, i * 16 * warps);
+      Value da = arith::AddIOp::create(b, l, baseA, c64(bytes / 16));
+      acc[i] = NVVM::WgmmaMmaAsyncOp::create(
+          b, l, accType, acc[i], da, db[s],
+          NVVM::MMAShapeAttr::get(ctx, 64, n, 16), type, type,
+          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+          /*satfinite=*/NVVM::MMAIntOverflowAttr());
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, l);
+  // In a pipelined loop the group stays in flight until the next
+  // iteration's products are issued (the loop waits for all after it).
+  NVVM::WgmmaWaitGroupSyncOp::create(b, l, asyncDots.contains(op) ? 1 : 0);
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < mr; ++i)
+    for (int64_t f = 0; f < nr * 4; ++f)
+      regs.push_back(LLVM::ExtractValueOp::create(b, l, acc[i], f));
+  map.map(op.getResult(),
+          vector::FromElementsOp::create(
+              b, l, VectorType::get({int64_t(regs.size())}, f32), regs));
+  return success();
+}
+
 LogicalResult KernelLowering::lowerDot(DotOp op, OpBuilder &b, IRMapping &map) {
+  if (wgmmaDots.contains(op))
+    return lowerWgmmaDot(op, b, map);
   Location l = op.getLoc();
   RankedTensorType rt = op.getType();
   auto mma = cast<MmaLayoutAttr>(getLayout(rt));
@@ -2131,6 +2418,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     if (auto it = staged.find(c.getSource()); it != staged.end())
       if (auto dl = dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType()));
           dl && hoistFragments && c.getResult().hasOneUse() &&
+          !wgmmaDots.contains(*c.getResult().getUsers().begin()) &&
           (*c.getResult().getUsers().begin())->getBlock() != op->getBlock()) {
         Location l = op->getLoc();
         auto [reps, ks] = getOperandRepetitions(dl, c.getType().getShape());
@@ -2697,16 +2985,25 @@ LogicalResult KernelLowering::run() {
     narrowIndexCompares(kernel);
     narrowIndexDivisions(kernel);
   }
-  // The largest tile one thread holds, in 32-bit registers.
+  body.walk([&](LoadOp ld) {
+    if (stageable(ld))
+      stagedLoads.insert(ld);
+  });
+  body.walk([&](DotOp d) { planWgmma(d); });
+  // The largest tile one thread holds, in 32-bit registers (wgmma's
+  // operands stay in shared memory).
   int64_t words = 0;
   kernel.walk([&](Operation *op) {
     for (Value v : op->getResults())
       if (auto t = dyn_cast<RankedTensorType>(v.getType());
-          t && t.getRank() && getLayout(t))
+          t && t.getRank() && getLayout(t)) {
+        if (LoadOp src = stagedSource(v); src && atomColumns.count(src))
+          continue;
         words = std::max(words, (getNumRegisters(getLayout(t), t.getShape()) *
                                      t.getElementTypeBitWidth() +
                                  31) /
                                     32);
+      }
   });
   kernel->setAttr(
       "tile.tile_registers",
@@ -2715,10 +3012,6 @@ LogicalResult KernelLowering::run() {
   // hoisted out of the K loop, a 64-bit address per copied 16-byte chunk;
   // past what a thread may have (255, fewer when the block's threads
   // share the register file), ptxas would spill.
-  body.walk([&](LoadOp ld) {
-    if (stageable(ld))
-      stagedLoads.insert(ld);
-  });
   auto leaveUnlowered = [&] {
     kernel->setAttr(
         "tile.shared_bytes",
@@ -2730,6 +3023,11 @@ LogicalResult KernelLowering::run() {
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
+    // wgmma reads both operands from shared memory: the accumulator only.
+    if (wgmmaDots.contains(d)) {
+      estimate += mr * nr * 4;
+      return;
+    }
     // The accumulator and one K step's fragments; an operand converted
     // outside the dot's loop keeps all its K steps in registers across it.
     estimate += mr * nr * 4 + mr * 4 + nr * 2;
@@ -2881,7 +3179,8 @@ struct DistributeTilesPass
       gpu::GPUFuncOp kernel =
           mlir::tessera::outlineKernel(module, f, warps * 32);
       KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
-                              std::move(alignedArgs), index32, stages);
+                              std::move(alignedArgs), index32, stages,
+                              warpgroupMma);
       lowering.setDimSymbols(std::move(symbols));
       if (failed(lowering.run()))
         return signalPassFailure();

@@ -674,6 +674,9 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
         callSim(module, ob, l, kWgmmaCommitFn, simCtx);
         toErase.push_back(op);
+      } else if (isa<NVVM::FenceProxyOp>(op)) {
+        // Every proxy of the sim sees the same memory at once.
+        toErase.push_back(op);
       } else if (auto w = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
         callSim(module, ob, l, kWgmmaWaitFn, simCtx, {int64_t(w.getGroup())});
         toErase.push_back(op);

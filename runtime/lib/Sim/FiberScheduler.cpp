@@ -65,6 +65,11 @@ struct Fiber {
   // the warpgroup issues it.
   bool wgmmaFenced = false;
   int64_t wgmmaUncommitted = 0, wgmmaGroups = 0;
+  // The warpgroup's number of its latest product this thread issued, the
+  // latest of each committed group not waited for (oldest first), and
+  // the latest it has waited for.
+  int64_t wgmmaLatest = 0, wgmmaRetired = 0;
+  std::vector<int64_t> wgmmaGroupEnds;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -90,6 +95,14 @@ struct Scheduler {
   BlockCounters *counters = nullptr;
   uint32_t epoch = 1; ///< barrier generation, unique on this OS thread
   std::vector<ShadowWord> *shadowPtr = nullptr;
+  /// The block's threads (tid order).
+  std::vector<std::unique_ptr<Fiber>> *fibers = nullptr;
+  /// wgmma reads its operands until its warpgroup waits for it: per shared
+  /// byte, (product << 8) | (warpgroup + 1) of the last product that read
+  /// it, 0 for none; per warpgroup, products issued (numbered from 1) and
+  /// the latest one every thread of it has waited for.
+  std::vector<uint64_t> wgmmaReads;
+  std::vector<int64_t> wgmmaIssued, wgmmaRetired;
   bool failed = false;
   Status error = Status::ok();
 
@@ -232,6 +245,26 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
   if (off < 0 || off >= l.arenaBytes)
     return; // global memory: blocks may share it; not checked here
   const int32_t tid = static_cast<int32_t>(f->tid);
+  if (kind == 1 && !s.wgmmaReads.empty())
+    for (int64_t w = off; w < off + bytes && w < l.arenaBytes; ++w) {
+      uint64_t r = s.wgmmaReads[size_t(w)];
+      if (!r)
+        continue;
+      int64_t group = int64_t(r & 0xff) - 1, product = int64_t(r >> 8);
+      if (s.wgmmaRetired[size_t(group)] >= product) {
+        s.wgmmaReads[size_t(w)] = 0;
+        continue;
+      }
+      return s.fail(
+          StatusCode::kFailedPrecondition,
+          "sim: thread " + std::to_string(tid) + " writes shared byte offset " +
+              std::to_string(w) + " while a wgmma.mma_async of warpgroup " +
+              std::to_string(group) +
+              " may still read it (its group is not complete: no "
+              "wgmma.wait_group of every thread of the warpgroup has retired "
+              "it) in " +
+              s.where() + " (" + s.site(site) + ")");
+    }
   for (int64_t w = off; w < off + bytes; ++w) {
     if (size_t(w) >= s.shadowPtr->size())
       break;
@@ -411,13 +444,34 @@ extern "C" void tessera_sim_wgmma_fence(int64_t context) {
 
 extern "C" void tessera_sim_wgmma_commit(int64_t context) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-  if (f->wgmmaUncommitted)
+  if (f->wgmmaUncommitted) {
     ++f->wgmmaGroups;
+    f->wgmmaGroupEnds.push_back(f->wgmmaLatest);
+  }
   f->wgmmaUncommitted = 0;
 }
 
 extern "C" void tessera_sim_wgmma_wait(int64_t context, int64_t pending) {
   auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  size_t keep = size_t(std::max<int64_t>(pending, 0));
+  if (f->wgmmaGroupEnds.size() > keep) {
+    size_t done = f->wgmmaGroupEnds.size() - keep;
+    f->wgmmaRetired = f->wgmmaGroupEnds[done - 1];
+    f->wgmmaGroupEnds.erase(f->wgmmaGroupEnds.begin(),
+                            f->wgmmaGroupEnds.begin() + ptrdiff_t(done));
+    // The warpgroup's operands are released once every thread of it has
+    // waited.
+    Scheduler &s = *f->sched;
+    size_t g = size_t(f->tid / kWarpgroupSize);
+    if (g < s.wgmmaRetired.size()) {
+      int64_t retired = f->wgmmaRetired;
+      size_t first = g * kWarpgroupSize;
+      for (size_t t = first;
+           t < std::min(s.fibers->size(), first + kWarpgroupSize); ++t)
+        retired = std::min(retired, (*s.fibers)[t]->wgmmaRetired);
+      s.wgmmaRetired[g] = retired;
+    }
+  }
   f->wgmmaGroups = std::min(f->wgmmaGroups, std::max<int64_t>(pending, 0));
   // The accumulators of the completed groups are the thread's registers
   // again: the next product on them needs a fence.
@@ -632,6 +686,14 @@ void runWgmma(Fiber *const *lanes) {
   if (!l.arena)
     return fail("wgmma.mma_async without shared memory");
   const uint64_t arena = reinterpret_cast<uintptr_t>(l.arena);
+  // This product's number in its warpgroup; the bytes it reads stay
+  // reserved until the warpgroup waits for it.
+  const size_t group = size_t(lanes[0]->tid / kWarpgroupSize);
+  if (s.wgmmaReads.empty())
+    s.wgmmaReads.assign(size_t(l.arenaBytes), 0);
+  const int64_t product = ++s.wgmmaIssued[group];
+  for (int64_t t = 0; t < kWarpgroupSize; ++t)
+    lanes[t]->wgmmaLatest = product;
   auto value = [&](uint16_t bits) {
     return format == 0 ? f16BitsToF32(bits) : bf16BitsToF32(bits);
   };
@@ -652,6 +714,8 @@ void runWgmma(Fiber *const *lanes) {
       return false;
     }
     const auto *p = static_cast<const unsigned char *>(l.arena) + off;
+    for (int64_t b = off; b < off + 2; ++b)
+      s.wgmmaReads[size_t(b)] = (uint64_t(product) << 8) | (group + 1);
     int64_t ctx;
     const Fiber *first = lanes[0];
     std::memcpy(&ctx, &first, sizeof ctx);
@@ -728,6 +792,9 @@ runBlock(const BlockLaunch &launch) {
   sched.shadowPtr = &tlsShadow;
   sched.epoch = ++tlsEpoch;
   const int64_t n = launch.blockSize;
+  sched.wgmmaIssued.assign(size_t((n + kWarpgroupSize - 1) / kWarpgroupSize),
+                           0);
+  sched.wgmmaRetired = sched.wgmmaIssued;
   std::optional<BlockCounters> counters;
   if (launch.counts) {
     counters.emplace(n, launch.sites ? launch.sites->size() : 0,
@@ -736,6 +803,7 @@ runBlock(const BlockLaunch &launch) {
   }
   std::vector<std::unique_ptr<Fiber>> fibers;
   fibers.reserve(n);
+  sched.fibers = &fibers;
   for (int64_t t = 0; t < n; ++t) {
     auto f = std::make_unique<Fiber>();
     f->sched = &sched;

@@ -271,6 +271,61 @@ TEST(GemmEdge, RegisterResidentAccumulators) {
     }
 }
 
+// On sm_90a (the sim's target) tiles whose rows fill every warp take
+// warpgroup matrix products (wgmma) on swizzled shared-memory operands:
+// operands stored either way (the TRANS flags), K steps within one swizzle
+// atom and across atoms (BLOCK_K 128), 128-, 64- and 32-byte swizzles
+// (BLOCK_K 64, 32, 16), two warpgroups, N up to wgmma's 256, with and
+// without pipelined copies, on edge shapes and on rows that are not
+// 16-byte aligned (copied element by element).
+TEST(GemmEdge, WarpgroupConfigurations) {
+  struct Config {
+    int64_t bm, bn, bk, warps, stages;
+  };
+  for (DType dt : {DType::F16, DType::BF16})
+    for (Config cfg : std::vector<Config>{{64, 64, 32, 4, 3},
+                                          {128, 128, 32, 4, 3},
+                                          {128, 64, 64, 8, 2},
+                                          {64, 128, 128, 4, 1},
+                                          {64, 32, 16, 4, 3},
+                                          {64, 256, 32, 4, 2}})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
+          auto kernel = libraryKernel(
+              "gemm", "gemm",
+              {.constants = {{"BLOCK_M", ConstValue::integer(cfg.bm)},
+                             {"BLOCK_N", ConstValue::integer(cfg.bn)},
+                             {"BLOCK_K", ConstValue::integer(cfg.bk)},
+                             {"num_warps", ConstValue::integer(cfg.warps)},
+                             {"num_stages", ConstValue::integer(cfg.stages)},
+                             {"TRANS_A", ConstValue::boolean(ta)},
+                             {"TRANS_B", ConstValue::boolean(tb)}},
+               .precision = precision});
+          for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+                   {130, 90, 200}, {70, 37, 17}}) {
+            HostTensor a = ta ? HostTensor::empty({k, m}, dt)
+                              : HostTensor::empty({m, k}, dt);
+            HostTensor b = tb ? HostTensor::empty({n, k}, dt)
+                              : HostTensor::empty({k, n}, dt);
+            HostTensor c = HostTensor::empty({m, n}, DType::F32);
+            fillUniform(a, 41);
+            fillUniform(b, 42);
+            fillUniform(c, 43);
+            HostTensor expected = c.clone();
+            ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b,
+                      expected, 1.25, -0.5);
+            ASSERT_LAUNCH(kernel,
+                          {view(a), view(b), view(c), Arg(1.25), Arg(-0.5)});
+            EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
+                << precision << " " << cfg.bm << "x" << cfg.bn << "x" << cfg.bk
+                << ", num_warps " << cfg.warps << ", num_stages " << cfg.stages
+                << (ta ? ", TRANS_A" : "") << (tb ? ", TRANS_B" : "") << ", "
+                << m << "x" << n << "x" << k;
+          }
+        }
+}
+
 TEST(GemmEdge, ZeroSizedProblemIsANoOp) {
   auto kernel = libraryKernel("gemm", "gemm");
   HostTensor a = HostTensor::empty({0, 8}, DType::F32);

@@ -72,8 +72,11 @@ int64_t swizzled(int64_t row, int64_t col, int64_t rowBytes) {
 /// stored K x N (MN-major); otherwise N x K (K-major). `fence`: whether the
 /// kernel issues wgmma.fence first. `issuers`: threads below it issue.
 /// `wait`: whether it commits and waits before storing the accumulators.
+/// `overwrite`: thread 0 stores to A's first element after the commit,
+/// before the wait (1) or after the wait and a barrier (2); 0: it does not.
 std::string wgmmaKernel(bool transposeB, bool fence = true,
-                        int64_t issuers = 128, bool wait = true) {
+                        int64_t issuers = 128, bool wait = true,
+                        int overwrite = 0) {
   std::string fields;
   for (int64_t i = 0; i < kN / 2; ++i)
     fields += std::string(i ? ", " : "") + "f32";
@@ -144,9 +147,19 @@ module {
          (transposeB ? "<row>" : "<col>") + "] : " + acc + " -> " + acc + "\n";
     in = out;
   }
+  std::string store = "        %first = arith.cmpi eq, %tid, %c0 : index\n"
+                      "        scf.if %first {\n"
+                      "          %h = arith.constant 0.0 : f16\n"
+                      "          memref.store %h, %v[%c0] : memref<8192xf16, "
+                      "#gpu.address_space<workgroup>>\n"
+                      "        }\n";
   if (wait) {
     s += "        nvvm.wgmma.commit.group.sync.aligned\n";
+    if (overwrite == 1)
+      s += store;
     s += "        nvvm.wgmma.wait.group.sync.aligned 0\n";
+    if (overwrite == 2)
+      s += "        gpu.barrier\n" + store;
   }
   s += "        scf.yield " + in + " : " + acc + "\n";
   s += "      } else {\n        scf.yield " + cur + " : " + acc + "\n      }\n";
@@ -313,6 +326,32 @@ TEST(SimWgmma, ProductsNotWaitedForAreReported) {
   EXPECT_NE(s.message().find("not waited for (2 uncommitted"),
             std::string::npos)
       << s.message();
+}
+
+// The operands stay in use until every thread of the warpgroup has waited:
+// a store to them between the commit and the wait fails the launch, naming
+// the writer; the same store after the wait and a barrier is fine.
+TEST(SimWgmma, OperandOverwrittenBeforeTheWaitIsReported) {
+  for (int overwrite : {1, 2}) {
+    Arena arena;
+    fill(arena, /*transposeB=*/true);
+    std::vector<float> out;
+    Status s = run(wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                               /*issuers=*/128, /*wait=*/true, overwrite),
+                   arena, out);
+    if (overwrite == 2) {
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      expectProduct(out);
+      continue;
+    }
+    ASSERT_FALSE(s.isOk());
+    EXPECT_NE(s.message().find("thread 0 writes shared byte offset 0 while a "
+                               "wgmma.mma_async of warpgroup 0 may still read"),
+              std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("memref.store"), std::string::npos)
+        << s.message();
+  }
 }
 
 } // namespace

@@ -207,7 +207,19 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       copies depend only on the induction variable, the copies run
       `tile.num_stages - 1` iterations ahead in a ring of that many slots,
       with one `cp.async.wait_group` and one barrier per iteration. Other
-      operands convert to the operand layouts through shared memory;
+      operands convert to the operand layouts through shared memory.
+      With `warpgroup-mma` (sm_90a), a dot whose accumulator lays all warps
+      along M and whose operands both come from shared memory issues
+      `wgmma.mma_async` m64nNk16 per warpgroup, 64-row block and K step
+      instead, reading both operands through matrix descriptors: their
+      blocks are copied in atoms of at most 64 columns (128 bytes) with the
+      hardware's 128-, 64- or 32-byte swizzle, and each dot is one
+      `wgmma.fence`, its products, one commit group and a wait for it
+      (after a `fence.proxy.async` that makes the copies visible to the
+      tensor cores). The products are written by hand in NVVM rather than
+      through `nvgpu.warpgroup.mma`, which keeps the accumulator opaque,
+      bundles its own fence and wait, and takes its operands from TMA
+      tensor maps only;
     - scalar code runs on every thread; scalar code that writes memory
       (atomics) runs on thread 0.
 
@@ -224,7 +236,9 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
     Option<"maxTileRegisters", "max-tile-registers", "int64_t", "128",
            "32-bit registers one tile may take per thread; a kernel over "
            "the limit is left unlowered with its need in "
-           "`tile.tile_registers` (0: no limit)">
+           "`tile.tile_registers` (0: no limit)">,
+    Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
+           "Lower dots on shared-memory operands to wgmma (sm_90a)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
@@ -232,6 +246,7 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect"];
 }
 

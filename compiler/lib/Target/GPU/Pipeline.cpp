@@ -97,19 +97,24 @@ bool gpu::usesRegisterLowering(ModuleOp module) {
 Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
   if (usesRegisterLowering(module)) {
-    TESSERA_RETURN_IF_ERROR(
-        addPipeline(pm, "func.func(tessera-unify-shape-dims,"
-                        "tessera-prefetch-tile-loads,"
-                        "tessera-narrow-index-loops),canonicalize,cse,"
-                        "tessera-lower-tile-atomics,"
-                        "func.func(tessera-assign-layouts,"
-                        "tessera-remove-layout-conversions),"
-                        "tessera-distribute-tiles{max-shared-bytes=0 "
-                        "max-tile-registers=" +
-                            std::to_string(kMaxTileRegisters) +
-                            "},"
-                            "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
-                            "canonicalize,cse"));
+    // Warpgroup matrix products exist on sm_90a only (not sm_90, not
+    // sm_100a).
+    std::string wgmma = arch.name == "sm_90a" ? "true" : "false";
+    TESSERA_RETURN_IF_ERROR(addPipeline(
+        pm, "func.func(tessera-unify-shape-dims,"
+            "tessera-prefetch-tile-loads,"
+            "tessera-narrow-index-loops),canonicalize,cse,"
+            "tessera-lower-tile-atomics,"
+            "func.func(tessera-assign-layouts{warpgroup-mma=" +
+                wgmma +
+                "},"
+                "tessera-remove-layout-conversions),"
+                "tessera-distribute-tiles{max-shared-bytes=0 "
+                "max-tile-registers=" +
+                std::to_string(kMaxTileRegisters) + " warpgroup-mma=" + wgmma +
+                "},"
+                "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
+                "canonicalize,cse"));
   } else {
     TESSERA_RETURN_IF_ERROR(addPipeline(
         pm,
@@ -213,7 +218,8 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
           "tessera-math-to-sfu,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "tessera-gpu-mma-to-nvvm,convert-nvgpu-to-nvvm,"
-          "convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse),"
+          "convert-gpu-to-nvvm{index-bitwidth=64},convert-nvvm-to-llvm,"
+          "canonicalize,cse),"
           "reconcile-unrealized-casts"));
   TESSERA_RETURN_IF_ERROR(
       runPasses(pm, module, "NVVM lowering", StatusCode::kInvalidArgument));

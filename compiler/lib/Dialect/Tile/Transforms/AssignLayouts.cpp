@@ -235,6 +235,8 @@ int64_t accessVector(Value tile, Value memref, int64_t cap) {
 
 struct AssignLayoutsPass
     : mlir::tessera::tile::impl::AssignLayoutsPassBase<AssignLayoutsPass> {
+  using AssignLayoutsPassBase::AssignLayoutsPassBase;
+
   void runOnOperation() override {
     func::FuncOp f = getOperation();
     if (!f->hasAttr(TileDialect::getKernelAttrName()))
@@ -399,6 +401,11 @@ struct AssignLayoutsPass
       }
     });
     auto mmaFor = [&](ArrayRef<int64_t> shape) {
+      // Warpgroup products: every warp along M, 64 rows per warpgroup and
+      // repetition; wgmma's N is at most 256.
+      if (warpgroupMma && warps % 4 == 0 && shape[0] % (16 * warps) == 0 &&
+          shape[1] % 8 == 0 && shape[1] <= 256)
+        return MmaLayoutAttr::get(ctx, {warps, 1});
       if (chained) {
         // As many warps along M as the rows allow, the rest along N.
         int64_t wm = std::max<int64_t>(1, std::min(warps, shape[0] / 16));

@@ -83,7 +83,16 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     f16/bf16 into f32 or over tensors without unit innermost stride,
     transposes beyond 2-D, general reshapes) are rejected with an error
     naming the operation; `canAssignLayouts` tells the pipeline beforehand.
+
+    With `warpgroup-mma` (sm_90a), a dot whose rows fill every warp lays
+    all warps along M (warp grid [num_warps, 1]): each group of four warps
+    then holds 64 whole rows, the accumulator of one `wgmma` per 64-row
+    block.
   }];
+  let options = [
+    Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
+           "Prefer the warp grid of warpgroup matrix products (sm_90a)">
+  ];
   let dependentDialects = ["::mlir::tessera::tile::TileDialect"];
 }
 

@@ -1,0 +1,64 @@
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-assign-layouts{warpgroup-mma=true}),tessera-distribute-tiles{warpgroup-mma=true},canonicalize,cse)' | FileCheck %s
+
+// sm_90a: a 64x128 accumulator on four warps lays every warp along M (one
+// warpgroup, 64 rows) and the K loop's dot becomes wgmma m64n128k16 on
+// operands read through matrix descriptors. A (64x32, K contiguous) is one
+// 64-byte-swizzled atom: swizzle mode 2, SBO 512, LBO 16; B (32x128, N
+// contiguous) is two 64-column atoms of 128-byte rows: mode 1, SBO 1024,
+// LBO (the atom stride) 4096. Each ring has num_stages slots (one more
+// than the mma.sync ring) so that the copies never overwrite the slot the
+// products still in flight read; every shared block starts on a
+// 1024-byte boundary. Per iteration: the copies made visible to the async
+// proxy before the barrier, one fence, two K steps, one commit group, and
+// a wait that leaves that group in flight; the loop waits for all after it.
+// CHECK-LABEL: gpu.func @gemm
+// CHECK-SAME: tile.shared_bytes = 36864
+// CHECK-DAG: %[[DESCB:.*]] = arith.constant 4611686293322072064 : i64
+// CHECK-DAG: %[[DESCA:.*]] = arith.constant -9223371899415756800 : i64
+// CHECK-DAG: memref.view %{{.*}}[%c0][] : {{.*}} to memref<6144xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: memref.view %{{.*}}[%c12288][] : {{.*}} to memref<12288xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: scf.yield
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: gpu.return
+func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// Rows that do not fill a warpgroup (32 rows on four warps) keep mma.sync.
+// CHECK-LABEL: gpu.func @small
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: nvvm.wgmma
+// CHECK: gpu.return
+func.func @small(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x16xf16>
+  %y = tile.load %b[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<16x32xf16>
+  %d = tile.dot %x, %y, %zero : tensor<32x16xf16>, tensor<16x32xf16> -> tensor<32x32xf32>
+  tile.store %d, %c[%c0, %c0] : tensor<32x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
