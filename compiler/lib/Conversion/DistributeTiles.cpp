@@ -401,6 +401,10 @@ private:
   /// copy addresses (indices, bounds, loop state), for the estimate that
   /// refuses configurations which would spill.
   static constexpr int64_t kRegisterOverhead = 40;
+  /// More for a wgmma kernel with 64-bit indices, and more again when an
+  /// element-by-element body stands beside the vector one.
+  static constexpr int64_t kWideIndexRegisters = 24;
+  static constexpr int64_t kScalarCopyRegisters = 16;
   bool fusibleStore(StoreOp st, SmallVector<Operation *> &ops);
   LogicalResult lowerFusedStore(StoreOp st, ArrayRef<Operation *> ops,
                                 OpBuilder &b, IRMapping &map);
@@ -3018,14 +3022,24 @@ LogicalResult KernelLowering::run() {
         IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 0));
     return success();
   };
+  // Vector accesses on tensors whose alignment is tested at run time leave
+  // an element-by-element copy of the body beside the vector one.
+  planAccesses(body.front());
+  bool scalarFallback = llvm::any_of(widest, [&](auto &entry) {
+    return entry.second > 1 && alignmentOf(entry.first) != true;
+  });
   int64_t estimate = 0, hoistedWords = 0;
   body.walk([&](DotOp d) {
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
-    // wgmma reads both operands from shared memory: the accumulator only.
+    // wgmma reads both operands from shared memory: the accumulator, live
+    // across the whole loop, and beside it 64-bit offsets and bounds and
+    // the element-by-element copy's staging registers (calibrated against
+    // ptxas on the library's configurations).
     if (wgmmaDots.contains(d)) {
-      estimate += mr * nr * 4;
+      estimate += mr * nr * 4 + (index32 ? 0 : kWideIndexRegisters) +
+                  (scalarFallback ? kScalarCopyRegisters : 0);
       return;
     }
     // The accumulator and one K step's fragments; an operand converted
@@ -3084,7 +3098,6 @@ LogicalResult KernelLowering::run() {
 
   // Alignment is tested once: the body is lowered twice, with vector
   // accesses where the tested tensors allow them and without.
-  planAccesses(*old);
   Value alignedTest;
   bool anyVector = false;
   for (auto [memref, w] : widest) {
