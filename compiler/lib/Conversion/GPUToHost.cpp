@@ -15,6 +15,9 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/IntEqClasses.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tessera {
@@ -39,6 +42,7 @@ constexpr const char *kWgmmaFn = "tessera_sim_wgmma";
 constexpr const char *kWgmmaFenceFn = "tessera_sim_wgmma_fence";
 constexpr const char *kWgmmaCommitFn = "tessera_sim_wgmma_commit";
 constexpr const char *kWgmmaWaitFn = "tessera_sim_wgmma_wait";
+constexpr const char *kWgmmaReadFn = "tessera_sim_wgmma_read";
 constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
 constexpr const char *kCpAsyncCommitFn = "tessera_sim_cp_async_commit";
 constexpr const char *kCpAsyncWaitFn = "tessera_sim_cp_async_wait";
@@ -222,6 +226,104 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
       });
   op->replaceAllUsesWith(ifOp.getResults());
   op->erase();
+}
+
+/// Where a kernel's wgmma.mma_async accumulators are read. An accumulator
+/// is carried, not read, by the ops that move values unchanged (struct and
+/// vector element moves, loop and branch yields) and by the next
+/// wgmma.mma_async on it, which joins it to that product's chain; every
+/// other user reads it, and must follow the wgmma.wait_group that retires
+/// the products of the chains it reads.
+struct WgmmaReads {
+  /// Per wgmma.mma_async, its chain (dense ids from 0).
+  DenseMap<Operation *, int64_t> chainOf;
+  /// The readers and the chains each reads.
+  SmallVector<std::pair<Operation *, SmallVector<int64_t>>> readers;
+};
+
+WgmmaReads wgmmaReads(Region &body) {
+  SmallVector<Operation *> products;
+  body.walk([&](NVVM::WgmmaMmaAsyncOp op) { products.push_back(op); });
+  WgmmaReads out;
+  if (products.empty())
+    return out;
+  DenseMap<Operation *, unsigned> index;
+  for (auto [i, op] : llvm::enumerate(products))
+    index[op] = i;
+  unsigned n = products.size();
+  // Per value, the products it may hold.
+  DenseMap<Value, llvm::BitVector> holds;
+  SmallVector<Value> work;
+  auto carry = [&](Value v, const llvm::BitVector &bits) {
+    llvm::BitVector &h = holds[v];
+    h.resize(n);
+    llvm::BitVector before = h;
+    h |= bits;
+    if (h != before)
+      work.push_back(v);
+  };
+  llvm::IntEqClasses chains(n);
+  llvm::MapVector<Operation *, llvm::BitVector> readBits;
+  for (Operation *op : products) {
+    llvm::BitVector own(n);
+    own.set(index[op]);
+    carry(op->getResult(0), own);
+  }
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    llvm::BitVector bits = holds[v];
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(user);
+          wg && use.get() == wg.getInouts()) {
+        for (unsigned b : bits.set_bits())
+          chains.join(b, index[user]);
+        continue;
+      }
+      if (isa<LLVM::ExtractValueOp, LLVM::InsertValueOp, vector::FromElementsOp,
+              vector::ExtractOp, vector::InsertOp, vector::BroadcastOp,
+              vector::ShuffleOp, UnrealizedConversionCastOp>(user)) {
+        for (Value r : user->getResults())
+          carry(r, bits);
+        continue;
+      }
+      unsigned i = use.getOperandNumber();
+      if (isa<scf::YieldOp>(user)) {
+        Operation *parent = user->getParentOp();
+        if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+          carry(loop.getRegionIterArgs()[i], bits);
+          carry(loop.getResult(i), bits);
+          continue;
+        }
+        if (isa<scf::IfOp>(parent)) {
+          carry(parent->getResult(i), bits);
+          continue;
+        }
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(user);
+          loop && i >= loop.getNumControlOperands()) {
+        unsigned arg = i - loop.getNumControlOperands();
+        carry(loop.getRegionIterArgs()[arg], bits);
+        carry(loop.getResult(arg), bits);
+        continue;
+      }
+      llvm::BitVector &r = readBits[user];
+      r.resize(n);
+      r |= bits;
+    }
+  }
+  chains.compress();
+  for (Operation *op : products)
+    out.chainOf[op] = chains[index[op]];
+  for (auto &[op, bits] : readBits) {
+    SmallVector<int64_t> read;
+    for (unsigned b : bits.set_bits())
+      read.push_back(chains[b]);
+    llvm::sort(read);
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    out.readers.push_back({op, std::move(read)});
+  }
+  return out;
 }
 
 /// The conditional branches of a kernel body (before any instrumentation
@@ -467,6 +569,15 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       return arith::IndexCastOp::create(
           ob, l, ob.getI64Type(), tessera::byteAddress(ob, l, memref, indices));
     };
+    // Accumulator reads are checked against the reader's wgmma.wait_group.
+    WgmmaReads accumulators = wgmmaReads(body);
+    for (auto &[reader, chains] : accumulators.readers) {
+      OpBuilder rb(reader);
+      int64_t site = newSite(reader);
+      for (int64_t chain : chains)
+        callSim(module, rb, reader->getLoc(), kWgmmaReadFn, simCtx,
+                {chain, site});
+    }
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {
       OpBuilder ob(op);
@@ -652,7 +763,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             shape.getN() | (ta == NVVM::WGMMATypes::bf16 ? 1 << 10 : 0) |
             (wg.getLayoutA() == NVVM::MMALayout::col ? 1 << 12 : 0) |
             (wg.getLayoutB() == NVVM::MMALayout::row ? 1 << 13 : 0) |
-            (wg.getScaleD() == NVVM::WGMMAScaleOut::one ? 1 << 14 : 0);
+            (wg.getScaleD() == NVVM::WGMMAScaleOut::one ? 1 << 14 : 0) |
+            accumulators.chainOf.lookup(op) << 16;
         func::FuncOp fn =
             declare(module, kWgmmaFn,
                     ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));

@@ -70,6 +70,8 @@ struct Fiber {
   // the latest it has waited for.
   int64_t wgmmaLatest = 0, wgmmaRetired = 0;
   std::vector<int64_t> wgmmaGroupEnds;
+  /// Per accumulator chain, the latest product on it this thread issued.
+  std::vector<int64_t> wgmmaChainLatest;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -437,6 +439,24 @@ extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
   parkAtCollective(f, Collective::Wgmma, site, config, {descA, descB, acc});
 }
 
+extern "C" void tessera_sim_wgmma_read(int64_t context, int64_t chain,
+                                       int64_t site) {
+  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  const std::vector<int64_t> &latest = f->wgmmaChainLatest;
+  if (chain < 0 || size_t(chain) >= latest.size() ||
+      latest[size_t(chain)] <= f->wgmmaRetired)
+    return;
+  Scheduler &s = *f->sched;
+  s.fail(StatusCode::kFailedPrecondition,
+         "sim: thread " + std::to_string(f->tid) +
+             " reads the accumulators of wgmma.mma_async product " +
+             std::to_string(latest[size_t(chain)]) + " of warpgroup " +
+             std::to_string(f->tid / kWarpgroupSize) +
+             " before a wgmma.wait_group retires it (they are undefined "
+             "until then) in " +
+             s.where() + ": " + s.site(site));
+}
+
 extern "C" void tessera_sim_wgmma_fence(int64_t context) {
   reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context))->wgmmaFenced =
       true;
@@ -692,8 +712,14 @@ void runWgmma(Fiber *const *lanes) {
   if (s.wgmmaReads.empty())
     s.wgmmaReads.assign(size_t(l.arenaBytes), 0);
   const int64_t product = ++s.wgmmaIssued[group];
-  for (int64_t t = 0; t < kWarpgroupSize; ++t)
+  const size_t chain = size_t(config >> 16);
+  for (int64_t t = 0; t < kWarpgroupSize; ++t) {
     lanes[t]->wgmmaLatest = product;
+    std::vector<int64_t> &latest = lanes[t]->wgmmaChainLatest;
+    if (latest.size() <= chain)
+      latest.resize(chain + 1, 0);
+    latest[chain] = product;
+  }
   auto value = [&](uint16_t bits) {
     return format == 0 ? f16BitsToF32(bits) : bf16BitsToF32(bits);
   };
@@ -758,6 +784,8 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
       {"tessera_sim_ldmatrix", reinterpret_cast<void *>(&tessera_sim_ldmatrix)},
       {"tessera_sim_mma", reinterpret_cast<void *>(&tessera_sim_mma)},
       {"tessera_sim_wgmma", reinterpret_cast<void *>(&tessera_sim_wgmma)},
+      {"tessera_sim_wgmma_read",
+       reinterpret_cast<void *>(&tessera_sim_wgmma_read)},
       {"tessera_sim_wgmma_fence",
        reinterpret_cast<void *>(&tessera_sim_wgmma_fence)},
       {"tessera_sim_wgmma_commit",

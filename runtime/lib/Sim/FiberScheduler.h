@@ -47,10 +47,17 @@ extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
 /// (`descA`, `descB`), `acc` holds this thread's N/2 f32 accumulators and
 /// receives D. `config` packs the instruction: bits 0-9 N, bits 10-11 the
 /// input format (0 f16, 1 bf16), bit 12 A transposed (MN-major), bit 13 B
-/// transposed, bit 14 scale-d (0: D = A B, ignoring the accumulators).
+/// transposed, bit 14 scale-d (0: D = A B, ignoring the accumulators),
+/// bits 16 and up the accumulator's chain (the products that continue one
+/// another's accumulators, numbered by the sim lowering).
 extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
                                   int64_t descA, int64_t descB, int64_t acc,
                                   int64_t site);
+/// A read of the accumulators of chain `chain` (a use other than moving
+/// them): fails the launch unless a wgmma.wait_group of this thread has
+/// retired the chain's latest product.
+extern "C" void tessera_sim_wgmma_read(int64_t context, int64_t chain,
+                                       int64_t site);
 /// wgmma.fence / commit_group / wait_group N of the issuing thread.
 extern "C" void tessera_sim_wgmma_fence(int64_t context);
 extern "C" void tessera_sim_wgmma_commit(int64_t context);

@@ -71,12 +71,14 @@ int64_t swizzled(int64_t row, int64_t col, int64_t rowBytes) {
 /// thread's accumulators stored to out[tid * 64 ...]. `transposeB`: B is
 /// stored K x N (MN-major); otherwise N x K (K-major). `fence`: whether the
 /// kernel issues wgmma.fence first. `issuers`: threads below it issue.
-/// `wait`: whether it commits and waits before storing the accumulators.
-/// `overwrite`: thread 0 stores to A's first element after the commit,
-/// before the wait (1) or after the wait and a barrier (2); 0: it does not.
+/// `wait`: whether it commits and waits, then stores the accumulators
+/// (without, it stores nothing). `overwrite`: thread 0 stores to A's first
+/// element after the commit, before the wait (1) or after the wait and a
+/// barrier (2); 0: it does not. `readEarly`: every thread stores its first
+/// accumulator between the commit and the wait.
 std::string wgmmaKernel(bool transposeB, bool fence = true,
                         int64_t issuers = 128, bool wait = true,
-                        int overwrite = 0) {
+                        int overwrite = 0, bool readEarly = false) {
   std::string fields;
   for (int64_t i = 0; i < kN / 2; ++i)
     fields += std::string(i ? ", " : "") + "f32";
@@ -157,6 +159,9 @@ module {
     s += "        nvvm.wgmma.commit.group.sync.aligned\n";
     if (overwrite == 1)
       s += store;
+    if (readEarly)
+      s += "        %early = llvm.extractvalue " + in + "[0] : " + acc +
+           "\n        memref.store %early, %out[%c0] : memref<?xf32>\n";
     s += "        nvvm.wgmma.wait.group.sync.aligned 0\n";
     if (overwrite == 2)
       s += "        gpu.barrier\n" + store;
@@ -165,7 +170,7 @@ module {
   s += "      } else {\n        scf.yield " + cur + " : " + acc + "\n      }\n";
   s += "      %c64 = arith.constant 64 : index\n";
   s += "      %row = arith.muli %tid, %c64 : index\n";
-  for (int64_t i = 0; i < kN / 2; ++i) {
+  for (int64_t i = 0; wait && i < kN / 2; ++i) {
     std::string is = std::to_string(i);
     s +=
         "      %x" + is + " = llvm.extractvalue %d[" + is + "] : " + acc + "\n";
@@ -314,8 +319,8 @@ TEST(SimWgmma, WarpgroupThatDoesNotIssueTogetherIsReported) {
   EXPECT_NE(s.message().find("thread 96"), std::string::npos) << s.message();
 }
 
-// Accumulators stored without commit_group / wait_group are undefined on a
-// GPU: the launch fails, naming the products left pending.
+// Products a thread never waits for fail the launch when it ends, naming
+// those left pending.
 TEST(SimWgmma, ProductsNotWaitedForAreReported) {
   std::vector<float> out;
   Status s = runOn(/*transposedB=*/true,
@@ -352,6 +357,25 @@ TEST(SimWgmma, OperandOverwrittenBeforeTheWaitIsReported) {
     EXPECT_NE(s.message().find("memref.store"), std::string::npos)
         << s.message();
   }
+}
+
+// The accumulators are undefined until wait_group retires their product:
+// a thread that stores one between the commit and the wait fails the
+// launch, naming the store.
+TEST(SimWgmma, AccumulatorReadBeforeTheWaitIsReported) {
+  std::vector<float> out;
+  Status s = runOn(/*transposedB=*/true,
+                   wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                               /*issuers=*/128, /*wait=*/true,
+                               /*overwrite=*/0, /*readEarly=*/true),
+                   out);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("reads the accumulators of wgmma.mma_async "
+                             "product 2 of warpgroup 0 before a "
+                             "wgmma.wait_group retires it"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("memref.store"), std::string::npos) << s.message();
 }
 
 } // namespace
