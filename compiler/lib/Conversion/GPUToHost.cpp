@@ -43,6 +43,12 @@ constexpr const char *kWgmmaFenceFn = "tessera_sim_wgmma_fence";
 constexpr const char *kWgmmaCommitFn = "tessera_sim_wgmma_commit";
 constexpr const char *kWgmmaWaitFn = "tessera_sim_wgmma_wait";
 constexpr const char *kWgmmaReadFn = "tessera_sim_wgmma_read";
+constexpr const char *kMbarrierCreateFn = "tessera_sim_mbarrier_create";
+constexpr const char *kMbarrierInitFn = "tessera_sim_mbarrier_init";
+constexpr const char *kMbarrierArriveFn = "tessera_sim_mbarrier_arrive";
+constexpr const char *kMbarrierTestWaitFn = "tessera_sim_mbarrier_test_wait";
+constexpr const char *kMbarrierWaitParityFn =
+    "tessera_sim_mbarrier_wait_parity";
 constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
 constexpr const char *kCpAsyncCommitFn = "tessera_sim_cp_async_commit";
 constexpr const char *kCpAsyncWaitFn = "tessera_sim_cp_async_wait";
@@ -578,6 +584,39 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         callSim(module, rb, reader->getLoc(), kWgmmaReadFn, simCtx,
                 {chain, site});
     }
+    // mbarriers: a group is the i64 number of its first barrier in the
+    // block's table, a token the phase its arrival counted in.
+    DenseMap<Value, Value> mbarrierValues;
+    auto simCall = [&](OpBuilder &ob, Location l, StringRef name,
+                       ValueRange args, bool returns) -> Value {
+      Type i64 = ob.getI64Type();
+      SmallVector<Type> types(args.size() + 1, i64);
+      SmallVector<Value> operands{simCtx};
+      operands.append(args.begin(), args.end());
+      auto call = func::CallOp::create(
+          ob, l,
+          declare(module, name,
+                  ob.getFunctionType(types,
+                                     returns ? TypeRange{i64} : TypeRange{})),
+          operands);
+      return returns ? call.getResult(0) : Value();
+    };
+    auto asI64 = [](OpBuilder &ob, Location l, Value v) -> Value {
+      if (v.getType().isIndex())
+        return arith::IndexCastOp::create(ob, l, ob.getI64Type(), v);
+      return arith::ExtUIOp::create(ob, l, ob.getI64Type(), v);
+    };
+    auto constant = [](OpBuilder &ob, Location l, int64_t v) -> Value {
+      return arith::ConstantIntOp::create(ob, l, ob.getI64Type(), v);
+    };
+    auto barrierId = [&](OpBuilder &ob, Location l, Value group,
+                         Value index) -> Value {
+      return arith::AddIOp::create(ob, l, mbarrierValues.lookup(group),
+                                   asI64(ob, l, index));
+    };
+    auto predicateOf = [&](OpBuilder &ob, Location l, Value pred) -> Value {
+      return pred ? asI64(ob, l, pred) : constant(ob, l, 1);
+    };
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {
       OpBuilder ob(op);
@@ -779,6 +818,67 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
           result = LLVM::InsertValueOp::create(
               ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
         wg.getResults().replaceAllUsesWith(result);
+        toErase.push_back(op);
+      } else if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveOp,
+                     nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierTestWaitOp,
+                     nvgpu::MBarrierTryWaitParityOp>(op) &&
+                 llvm::any_of(op->getOperands(), [&](Value v) {
+                   return isa<nvgpu::MBarrierGroupType,
+                              nvgpu::MBarrierTokenType>(v.getType()) &&
+                          !mbarrierValues.count(v);
+                 })) {
+        op->emitOpError("sim supports mbarrier groups and tokens used as "
+                        "nvgpu.mbarrier.create and nvgpu.mbarrier.arrive "
+                        "define them (not through block arguments)");
+        return WalkResult::interrupt();
+      } else if (auto mc = dyn_cast<nvgpu::MBarrierCreateOp>(op)) {
+        auto group = cast<nvgpu::MBarrierGroupType>(mc.getType());
+        mbarrierValues[mc.getResult()] =
+            simCall(ob, l, kMbarrierCreateFn,
+                    {constant(ob, l, group.getNumBarriers()),
+                     siteValue(ob, l, newSite(op))},
+                    /*returns=*/true);
+        toErase.push_back(op);
+      } else if (auto mi = dyn_cast<nvgpu::MBarrierInitOp>(op)) {
+        simCall(ob, l, kMbarrierInitFn,
+                {barrierId(ob, l, mi.getBarriers(), mi.getMbarId()),
+                 asI64(ob, l, mi.getCount()),
+                 predicateOf(ob, l, mi.getPredicate()),
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/false);
+        toErase.push_back(op);
+      } else if (auto ma = dyn_cast<nvgpu::MBarrierArriveOp>(op)) {
+        mbarrierValues[ma.getToken()] =
+            simCall(ob, l, kMbarrierArriveFn,
+                    {barrierId(ob, l, ma.getBarriers(), ma.getMbarId()),
+                     constant(ob, l, 0), constant(ob, l, 1),
+                     siteValue(ob, l, newSite(op))},
+                    /*returns=*/true);
+        toErase.push_back(op);
+      } else if (auto mx = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
+        simCall(ob, l, kMbarrierArriveFn,
+                {barrierId(ob, l, mx.getBarriers(), mx.getMbarId()),
+                 asI64(ob, l, mx.getTxcount()),
+                 predicateOf(ob, l, mx.getPredicate()),
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/true);
+        toErase.push_back(op);
+      } else if (auto mt = dyn_cast<nvgpu::MBarrierTestWaitOp>(op)) {
+        Value done =
+            simCall(ob, l, kMbarrierTestWaitFn,
+                    {barrierId(ob, l, mt.getBarriers(), mt.getMbarId()),
+                     mbarrierValues.lookup(mt.getToken()),
+                     siteValue(ob, l, newSite(op))},
+                    /*returns=*/true);
+        mt.getWaitComplete().replaceAllUsesWith(arith::CmpIOp::create(
+            ob, l, arith::CmpIPredicate::ne, done, constant(ob, l, 0)));
+        toErase.push_back(op);
+      } else if (auto mw = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
+        simCall(ob, l, kMbarrierWaitParityFn,
+                {barrierId(ob, l, mw.getBarriers(), mw.getMbarId()),
+                 asI64(ob, l, mw.getPhaseParity()),
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/false);
         toErase.push_back(op);
       } else if (isa<NVVM::WgmmaFenceAlignedOp>(op)) {
         callSim(module, ob, l, kWgmmaFenceFn, simCtx);

@@ -31,7 +31,7 @@ namespace {
 
 constexpr size_t kStackBytes = 64 * 1024;
 
-enum class FiberState { Runnable, AtBarrier, AtWarpSync, Done };
+enum class FiberState { Runnable, AtBarrier, AtWarpSync, AtMbarrier, Done };
 enum class Collective { Shuffle, LdMatrix, Mma, Wgmma };
 constexpr int64_t kWarpgroupSize = 128;
 constexpr int64_t kWarpSize = 32;
@@ -72,6 +72,10 @@ struct Fiber {
   std::vector<int64_t> wgmmaGroupEnds;
   /// Per accumulator chain, the latest product on it this thread issued.
   std::vector<int64_t> wgmmaChainLatest;
+  // mbarrier: the barrier and phase parity this thread waits for (state
+  // AtMbarrier), and per barrier the latest phase it has waited for.
+  int64_t mbarrierWait = -1, mbarrierParity = 0, mbarrierSite = -1;
+  std::vector<int64_t> mbarrierConsumed;
   Scheduler *sched = nullptr;
   FiberState state = FiberState::Runnable;
   std::vector<int64_t> slots;
@@ -105,6 +109,16 @@ struct Scheduler {
   /// the latest one every thread of it has waited for.
   std::vector<uint64_t> wgmmaReads;
   std::vector<int64_t> wgmmaIssued, wgmmaRetired;
+  /// The block's mbarriers: arrivals per phase (`count`), those the
+  /// current phase still waits for, transaction bytes it still expects,
+  /// and the number of completed phases. Groups are numbered by the site
+  /// that creates them, so every thread of the block sees the same ones.
+  struct Mbarrier {
+    bool initialised = false;
+    int64_t count = 0, pending = 0, tx = 0, phase = 0;
+  };
+  std::vector<Mbarrier> mbarriers;
+  std::vector<std::pair<int64_t, int64_t>> mbarrierGroups; ///< (site, first)
   bool failed = false;
   Status error = Status::ok();
 
@@ -221,6 +235,150 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
   f->state = FiberState::AtBarrier;
   f->barrierSite = site;
   switchToScheduler(f, /*dying=*/false);
+}
+
+namespace {
+
+Fiber *fiberOf(int64_t context) {
+  return reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+}
+
+/// Barrier `id` of the block, or null (the launch failed, naming `op`).
+Scheduler::Mbarrier *mbarrier(Fiber *f, int64_t id, int64_t site,
+                              const char *op, bool initialised = true) {
+  Scheduler &s = *f->sched;
+  if (id < 0 || size_t(id) >= s.mbarriers.size()) {
+    s.fail(StatusCode::kFailedPrecondition,
+           std::string("sim: ") + op + " on mbarrier " + std::to_string(id) +
+               ", outside its group, in " + s.where() + ", thread " +
+               std::to_string(f->tid) + ": " + s.site(site));
+    return nullptr;
+  }
+  Scheduler::Mbarrier &b = s.mbarriers[size_t(id)];
+  if (initialised && !b.initialised) {
+    s.fail(StatusCode::kFailedPrecondition,
+           std::string("sim: ") + op + " on mbarrier " + std::to_string(id) +
+               " before mbarrier.init in " + s.where() + ", thread " +
+               std::to_string(f->tid) + ": " + s.site(site));
+    return nullptr;
+  }
+  return &b;
+}
+
+/// Whether a wait for the phase of parity `parity` is over: the current
+/// phase has the other parity (a freshly initialised barrier counts its
+/// phase "-1", of parity 1, as complete).
+bool mbarrierPasses(const Scheduler::Mbarrier &b, int64_t parity) {
+  return (b.phase & 1) != (parity & 1);
+}
+
+/// A wait of `f` on barrier `id` that is over: the phase it waited for is
+/// the latest completed one of its parity, which must be one the thread
+/// has not waited for yet (a ring whose phase bit does not flip when it
+/// wraps waits for the same phase again and reads a stale slot).
+void consumeMbarrierPhase(Fiber *f, int64_t id, int64_t site) {
+  Scheduler &s = *f->sched;
+  const int64_t phase = s.mbarriers[size_t(id)].phase - 1;
+  std::vector<int64_t> &seen = f->mbarrierConsumed;
+  if (seen.size() <= size_t(id))
+    seen.resize(size_t(id) + 1, -2);
+  if (phase <= seen[size_t(id)])
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: thread " + std::to_string(f->tid) + " waits on mbarrier " +
+               std::to_string(id) + " for phase parity " +
+               std::to_string((phase + 2) % 2) + ", which passes on phase " +
+               std::to_string(phase) +
+               ", one it has already waited for (the phase bit must flip "
+               "each time a ring of barriers wraps) in " +
+               s.where() + ": " + s.site(site));
+  seen[size_t(id)] = phase;
+}
+
+} // namespace
+
+extern "C" int64_t tessera_sim_mbarrier_create(int64_t context, int64_t n,
+                                               int64_t site) {
+  Scheduler &s = *fiberOf(context)->sched;
+  for (auto [groupSite, first] : s.mbarrierGroups)
+    if (groupSite == site)
+      return first;
+  int64_t first = int64_t(s.mbarriers.size());
+  s.mbarriers.resize(size_t(first + std::max<int64_t>(n, 0)));
+  s.mbarrierGroups.push_back({site, first});
+  return first;
+}
+
+extern "C" void tessera_sim_mbarrier_init(int64_t context, int64_t id,
+                                          int64_t count, int64_t predicate,
+                                          int64_t site) {
+  Fiber *f = fiberOf(context);
+  if (!predicate)
+    return;
+  Scheduler::Mbarrier *b =
+      mbarrier(f, id, site, "mbarrier.init", /*initialised=*/false);
+  if (!b)
+    return;
+  if (count < 1) {
+    Scheduler &s = *f->sched;
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: mbarrier.init with count " + std::to_string(count) +
+               " (at least 1) in " + s.where() + ": " + s.site(site));
+    return;
+  }
+  *b = {true, count, count, 0, 0};
+}
+
+extern "C" int64_t tessera_sim_mbarrier_arrive(int64_t context, int64_t id,
+                                               int64_t tx, int64_t predicate,
+                                               int64_t site) {
+  Fiber *f = fiberOf(context);
+  if (!predicate)
+    return -1;
+  Scheduler::Mbarrier *b = mbarrier(f, id, site, "mbarrier.arrive");
+  if (!b)
+    return -1;
+  const int64_t token = b->phase;
+  b->tx += tx;
+  if (--b->pending < 0) {
+    Scheduler &s = *f->sched;
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: thread " + std::to_string(f->tid) + " arrives on mbarrier " +
+               std::to_string(id) + " past its count of " +
+               std::to_string(b->count) + " in " + s.where() + ": " +
+               s.site(site));
+    return token;
+  }
+  if (b->pending == 0 && b->tx == 0) {
+    ++b->phase;
+    b->pending = b->count;
+  }
+  return token;
+}
+
+extern "C" int64_t tessera_sim_mbarrier_test_wait(int64_t context, int64_t id,
+                                                  int64_t token, int64_t site) {
+  Scheduler::Mbarrier *b =
+      mbarrier(fiberOf(context), id, site, "mbarrier.test.wait");
+  return !b || token < 0 || b->phase > token;
+}
+
+extern "C" void tessera_sim_mbarrier_wait_parity(int64_t context, int64_t id,
+                                                 int64_t parity, int64_t site) {
+  Fiber *f = fiberOf(context);
+  Scheduler::Mbarrier *b = mbarrier(f, id, site, "mbarrier.try_wait.parity");
+  if (!b)
+    return;
+  if (!mbarrierPasses(*b, parity)) {
+    // Parked until the phase completes; the scheduler reports a wait that
+    // never ends as a deadlock.
+    f->state = FiberState::AtMbarrier;
+    f->mbarrierWait = id;
+    f->mbarrierParity = parity;
+    f->mbarrierSite = site;
+    switchToScheduler(f, /*dying=*/false);
+    f->mbarrierWait = -1;
+  }
+  consumeMbarrierPhase(f, id, site);
 }
 
 extern "C" void tessera_sim_fault(int64_t context, int64_t site,
@@ -786,6 +944,16 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
       {"tessera_sim_wgmma", reinterpret_cast<void *>(&tessera_sim_wgmma)},
       {"tessera_sim_wgmma_read",
        reinterpret_cast<void *>(&tessera_sim_wgmma_read)},
+      {"tessera_sim_mbarrier_create",
+       reinterpret_cast<void *>(&tessera_sim_mbarrier_create)},
+      {"tessera_sim_mbarrier_init",
+       reinterpret_cast<void *>(&tessera_sim_mbarrier_init)},
+      {"tessera_sim_mbarrier_arrive",
+       reinterpret_cast<void *>(&tessera_sim_mbarrier_arrive)},
+      {"tessera_sim_mbarrier_test_wait",
+       reinterpret_cast<void *>(&tessera_sim_mbarrier_test_wait)},
+      {"tessera_sim_mbarrier_wait_parity",
+       reinterpret_cast<void *>(&tessera_sim_mbarrier_wait_parity)},
       {"tessera_sim_wgmma_fence",
        reinterpret_cast<void *>(&tessera_sim_wgmma_fence)},
       {"tessera_sim_wgmma_commit",
@@ -985,8 +1153,50 @@ runBlock(const BlockLaunch &launch) {
         lanes[t]->state = FiberState::Runnable;
       released = true;
     }
+    // Threads waiting on an mbarrier phase that has completed run on.
+    bool atMbarrier = false;
+    for (auto &f : fibers) {
+      if (f->state != FiberState::AtMbarrier)
+        continue;
+      if (mbarrierPasses(sched.mbarriers[size_t(f->mbarrierWait)],
+                         f->mbarrierParity)) {
+        f->state = FiberState::Runnable;
+        released = true;
+      } else {
+        atMbarrier = true;
+      }
+    }
     if (released)
       continue;
+    if (atMbarrier && !pendingWarpgroup) {
+      // Nothing left to run can complete the phases they wait for.
+      if (sched.failed)
+        return sched.error;
+      std::string waiters;
+      int64_t count = 0;
+      const Fiber *first = nullptr;
+      for (auto &f : fibers) {
+        if (f->state != FiberState::AtMbarrier)
+          continue;
+        if (!first)
+          first = f.get();
+        if (count++ < 4)
+          waiters += (waiters.empty() ? "" : ", ") + std::to_string(f->tid);
+      }
+      const Fiber &w = *first;
+      const Scheduler::Mbarrier &b = sched.mbarriers[size_t(w.mbarrierWait)];
+      return Status(
+          StatusCode::kFailedPrecondition,
+          "sim: deadlock in " + sched.where() + ": " + std::to_string(count) +
+              " threads (" + waiters + (count > 4 ? ", ..." : "") +
+              ") wait on mbarrier " + std::to_string(w.mbarrierWait) +
+              " for phase parity " + std::to_string(w.mbarrierParity) +
+              ", which never completes (" + std::to_string(b.pending) + " of " +
+              std::to_string(b.count) + " arrivals and " +
+              std::to_string(b.tx) +
+              " transaction bytes outstanding); first waiter at " +
+              sched.site(w.mbarrierSite));
+    }
     if (pendingWarpgroup) {
       int64_t g0 = stuckWarpgroup, other = std::min(n, g0 + kWarpgroupSize);
       for (int64_t t = g0; t < std::min(n, g0 + kWarpgroupSize); ++t)

@@ -58,6 +58,29 @@ extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
 /// retired the chain's latest product.
 extern "C" void tessera_sim_wgmma_read(int64_t context, int64_t chain,
                                        int64_t site);
+/// mbarriers (nvgpu.mbarrier.*), shared by the block. `create` returns the
+/// first of the `n` barriers of the group created at `site` (the same for
+/// every thread). `init` sets a barrier's arrival count; `arrive` counts
+/// one arrival after adding `tx` expected transaction bytes and returns the
+/// phase it arrived in (-1 when `predicate` is 0); a phase completes when
+/// all its arrivals are in and its transaction bytes have landed.
+/// `test_wait` is 1 once the phase of `token` has completed; `wait_parity`
+/// blocks the thread until the phase of parity `parity` has completed
+/// (a wait that can never end fails the launch as a deadlock naming the
+/// waiting threads, and a wait that passes on a phase the thread already
+/// waited for fails it as a wrong-phase wait).
+extern "C" int64_t tessera_sim_mbarrier_create(int64_t context, int64_t n,
+                                               int64_t site);
+extern "C" void tessera_sim_mbarrier_init(int64_t context, int64_t id,
+                                          int64_t count, int64_t predicate,
+                                          int64_t site);
+extern "C" int64_t tessera_sim_mbarrier_arrive(int64_t context, int64_t id,
+                                               int64_t tx, int64_t predicate,
+                                               int64_t site);
+extern "C" int64_t tessera_sim_mbarrier_test_wait(int64_t context, int64_t id,
+                                                  int64_t token, int64_t site);
+extern "C" void tessera_sim_mbarrier_wait_parity(int64_t context, int64_t id,
+                                                 int64_t parity, int64_t site);
 /// wgmma.fence / commit_group / wait_group N of the issuing thread.
 extern "C" void tessera_sim_wgmma_fence(int64_t context);
 extern "C" void tessera_sim_wgmma_commit(int64_t context);
