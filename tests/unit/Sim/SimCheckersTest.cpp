@@ -7,8 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Sim/FiberScheduler.h"
-#include "tessera/Driver/Driver.h"
+#include "SimTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -50,39 +49,15 @@ module {
 /// runs one block.
 Status run(const std::string &body, std::vector<float> &out,
            int64_t visible = -1) {
-  auto exe =
-      driver::compileGpuIRForSim(kernel(body), "k", sim::runtimeSymbols());
-  if (!exe.ok())
-    return exe.status();
   std::vector<unsigned char> arena(256, 0xff);
-  int64_t outPtr, arenaPtr;
-  float *o = out.data();
-  unsigned char *a = arena.data();
-  std::memcpy(&outPtr, &o, sizeof(o));
-  std::memcpy(&arenaPtr, &a, sizeof(a));
-  std::vector<int64_t> slots = {
-      outPtr, outPtr,   0,        visible >= 0 ? visible : int64_t(out.size()),
-      1,      arenaPtr, arenaPtr, 0,
-      256,    1};
-  sim::BlockLaunch l;
-  l.entry = (*exe)->entry();
-  l.slots = &slots;
-  l.blockSize = (*exe)->blockSize();
-  l.kernel = "k";
-  l.arena = arena.data();
-  l.arenaBytes = 256;
-  l.sites = &(*exe)->accessSites();
-  return sim::runBlock(l);
+  std::vector<int64_t> slots;
+  simtest::addMemref(slots, out.data(),
+                     visible >= 0 ? visible : int64_t(out.size()));
+  simtest::addMemref(slots, arena.data(), 256);
+  return simtest::runBlock(kernel(body), slots, arena.data(), 256);
 }
 
-/// A failed launch whose report contains every piece of `parts`.
-void expectReport(const Status &s, std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(s.isOk());
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  for (const std::string &p : parts)
-    EXPECT_NE(s.message().find(p), std::string::npos)
-        << "missing '" << p << "' in: " << s.message();
-}
+using simtest::expectReport;
 
 /// After a barrier, each thread copies its neighbour's shared slot to
 /// out[tid].

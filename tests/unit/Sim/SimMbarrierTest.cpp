@@ -13,8 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Sim/FiberScheduler.h"
-#include "tessera/Driver/Driver.h"
+#include "SimTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -129,32 +128,17 @@ module {
 }
 
 Status run(const std::string &ir, std::vector<float> &out) {
-  auto exe = driver::compileGpuIRForSim(ir, "k", sim::runtimeSymbols());
-  if (!exe.ok())
-    return exe.status();
   out.assign(kThreads, -1.0f);
   std::vector<float> buf(kThreads * kRounds, 0.0f);
   std::vector<unsigned char> arena(16, 0);
-  auto address = [](void *p) {
-    int64_t v;
-    std::memcpy(&v, &p, sizeof v);
-    return v;
-  };
-  int64_t o = address(out.data()), b = address(buf.data()),
-          a = address(arena.data());
-  std::vector<int64_t> slots = {o, o, 0, int64_t(out.size()),   1,
-                                b, b, 0, int64_t(buf.size()),   1,
-                                a, a, 0, int64_t(arena.size()), 1};
-  sim::BlockLaunch l;
-  l.entry = (*exe)->entry();
-  l.slots = &slots;
-  l.blockSize = (*exe)->blockSize();
-  l.kernel = "k";
-  l.arena = arena.data();
-  l.arenaBytes = int64_t(arena.size());
-  l.sites = &(*exe)->accessSites();
-  return sim::runBlock(l);
+  std::vector<int64_t> slots;
+  simtest::addMemref(slots, out.data(), int64_t(out.size()));
+  simtest::addMemref(slots, buf.data(), int64_t(buf.size()));
+  simtest::addMemref(slots, arena.data(), int64_t(arena.size()));
+  return simtest::runBlock(ir, slots, arena.data(), int64_t(arena.size()));
 }
+
+using simtest::expectReport;
 
 TEST(SimMbarrier, RingOfTwoBarriersOrdersEveryRound) {
   std::vector<float> out;
@@ -164,62 +148,41 @@ TEST(SimMbarrier, RingOfTwoBarriersOrdersEveryRound) {
     ASSERT_EQ(out[size_t(t)], float(kRounds)) << "thread " << t;
 }
 
-TEST(SimMbarrier, WaitOnAPhaseAlreadyWaitedForIsReported) {
+/// Runs the kernel with `bug`, expecting a report with every piece of
+/// `parts`.
+void expectBug(Bug bug, std::initializer_list<std::string> parts) {
   std::vector<float> out;
-  Status s = run(ringKernel(Bug::ParityNeverFlips), out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("waits on mbarrier 0 for phase parity 0, which "
-                             "passes on phase 0, one it has already waited "
-                             "for"),
-            std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("nvgpu.mbarrier.try_wait.parity"),
-            std::string::npos)
-      << s.message();
+  expectReport(run(ringKernel(bug), out), parts);
+}
+
+TEST(SimMbarrier, WaitOnAPhaseAlreadyWaitedForIsReported) {
+  expectBug(Bug::ParityNeverFlips,
+            {"waits on mbarrier 0 for phase parity 0, which passes on phase "
+             "0, one it has already waited for",
+             "nvgpu.mbarrier.try_wait.parity"});
 }
 
 TEST(SimMbarrier, TransactionsThatNeverLandAreADeadlock) {
-  std::vector<float> out;
-  Status s = run(ringKernel(Bug::TxNeverCompletes), out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("deadlock"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("128 threads (0, 1, 2, 3, ...) wait on "
-                             "mbarrier 0 for phase parity 0, which never "
-                             "completes (0 of 1 arrivals and 1024 "
-                             "transaction bytes outstanding)"),
-            std::string::npos)
-      << s.message();
+  expectBug(Bug::TxNeverCompletes,
+            {"deadlock", "128 threads (0, 1, 2, 3, ...) wait on mbarrier 0 "
+                         "for phase parity 0, which never completes (0 of 1 "
+                         "arrivals and 1024 transaction bytes outstanding)"});
 }
 
 TEST(SimMbarrier, ArrivalsThatNeverComeAreADeadlock) {
-  std::vector<float> out;
-  Status s = run(ringKernel(Bug::MissingArrivals), out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("deadlock"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("wait on mbarrier 0 for phase parity 0, which "
-                             "never completes (32 of 128 arrivals"),
-            std::string::npos)
-      << s.message();
+  expectBug(Bug::MissingArrivals,
+            {"deadlock", "wait on mbarrier 0 for phase parity 0, which never "
+                         "completes (32 of 128 arrivals"});
 }
 
 TEST(SimMbarrier, ArrivalsPastTheCountAreReported) {
-  std::vector<float> out;
-  Status s = run(ringKernel(Bug::CountTooSmall), out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(
-      s.message().find("thread 1 arrives on mbarrier 0 past its count of 1"),
-      std::string::npos)
-      << s.message();
+  expectBug(Bug::CountTooSmall,
+            {"thread 1 arrives on mbarrier 0 past its count of 1"});
 }
 
 TEST(SimMbarrier, UseBeforeInitIsReported) {
-  std::vector<float> out;
-  Status s = run(ringKernel(Bug::NoInit), out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("mbarrier.arrive on mbarrier 0 before "
-                             "mbarrier.init"),
-            std::string::npos)
-      << s.message();
+  expectBug(Bug::NoInit,
+            {"mbarrier.arrive on mbarrier 0 before mbarrier.init"});
 }
 
 } // namespace

@@ -12,8 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Sim/FiberScheduler.h"
-#include "tessera/Driver/Driver.h"
+#include "SimTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -217,26 +216,11 @@ void fill(Arena &arena, bool transposeB) {
 }
 
 Status run(const std::string &ir, Arena &arena, std::vector<float> &out) {
-  auto exe = driver::compileGpuIRForSim(ir, "k", sim::runtimeSymbols());
-  if (!exe.ok())
-    return exe.status();
   out.assign(128 * 64, -1.0f);
-  int64_t outPtr, arenaPtr;
-  float *o = out.data();
-  unsigned char *a = arena.bytes;
-  std::memcpy(&outPtr, &o, sizeof(o));
-  std::memcpy(&arenaPtr, &a, sizeof(a));
-  std::vector<int64_t> slots = {outPtr,   outPtr,   0, int64_t(out.size()), 1,
-                                arenaPtr, arenaPtr, 0, kArenaBytes,         1};
-  sim::BlockLaunch l;
-  l.entry = (*exe)->entry();
-  l.slots = &slots;
-  l.blockSize = (*exe)->blockSize();
-  l.kernel = "k";
-  l.arena = arena.bytes;
-  l.arenaBytes = kArenaBytes;
-  l.sites = &(*exe)->accessSites();
-  return sim::runBlock(l);
+  std::vector<int64_t> slots;
+  simtest::addMemref(slots, out.data(), int64_t(out.size()));
+  simtest::addMemref(slots, arena.bytes, kArenaBytes);
+  return simtest::runBlock(ir, slots, arena.bytes, kArenaBytes);
 }
 
 /// What register `i` of thread `t` holds after the kernel: its element of
@@ -295,42 +279,33 @@ TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
   EXPECT_GT(wrong, 128 * 32);
 }
 
+using simtest::expectReport;
+
 TEST(SimWgmma, MissingFenceIsReported) {
   std::vector<float> out;
-  Status s = runOn(/*transposedB=*/true,
-                   wgmmaKernel(/*transposeB=*/true, /*fence=*/false), out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("without a wgmma.fence"), std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("nvvm.wgmma.mma_async"), std::string::npos)
-      << s.message();
+  expectReport(runOn(/*transposedB=*/true,
+                     wgmmaKernel(/*transposeB=*/true, /*fence=*/false), out),
+               {"without a wgmma.fence", "nvvm.wgmma.mma_async"});
 }
 
 TEST(SimWgmma, WarpgroupThatDoesNotIssueTogetherIsReported) {
   std::vector<float> out;
-  Status s = runOn(/*transposedB=*/true,
-                   wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
-                               /*issuers=*/96),
-                   out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("warpgroup collective divergence"),
-            std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("thread 96"), std::string::npos) << s.message();
+  expectReport(runOn(/*transposedB=*/true,
+                     wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                                 /*issuers=*/96),
+                     out),
+               {"warpgroup collective divergence", "thread 96"});
 }
 
 // Products a thread never waits for fail the launch when it ends, naming
 // those left pending.
 TEST(SimWgmma, ProductsNotWaitedForAreReported) {
   std::vector<float> out;
-  Status s = runOn(/*transposedB=*/true,
-                   wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
-                               /*issuers=*/128, /*wait=*/false),
-                   out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("not waited for (2 uncommitted"),
-            std::string::npos)
-      << s.message();
+  expectReport(runOn(/*transposedB=*/true,
+                     wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                                 /*issuers=*/128, /*wait=*/false),
+                     out),
+               {"not waited for (2 uncommitted"});
 }
 
 // The operands stay in use until every thread of the warpgroup has waited:
@@ -349,13 +324,9 @@ TEST(SimWgmma, OperandOverwrittenBeforeTheWaitIsReported) {
       expectProduct(out);
       continue;
     }
-    ASSERT_FALSE(s.isOk());
-    EXPECT_NE(s.message().find("thread 0 writes shared byte offset 0 while a "
-                               "wgmma.mma_async of warpgroup 0 may still read"),
-              std::string::npos)
-        << s.message();
-    EXPECT_NE(s.message().find("memref.store"), std::string::npos)
-        << s.message();
+    expectReport(s, {"thread 0 writes shared byte offset 0 while a "
+                     "wgmma.mma_async of warpgroup 0 may still read",
+                     "memref.store"});
   }
 }
 
@@ -364,18 +335,14 @@ TEST(SimWgmma, OperandOverwrittenBeforeTheWaitIsReported) {
 // launch, naming the store.
 TEST(SimWgmma, AccumulatorReadBeforeTheWaitIsReported) {
   std::vector<float> out;
-  Status s = runOn(/*transposedB=*/true,
-                   wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
-                               /*issuers=*/128, /*wait=*/true,
-                               /*overwrite=*/0, /*readEarly=*/true),
-                   out);
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("reads the accumulators of wgmma.mma_async "
-                             "product 2 of warpgroup 0 before a "
-                             "wgmma.wait_group retires it"),
-            std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("memref.store"), std::string::npos) << s.message();
+  expectReport(runOn(/*transposedB=*/true,
+                     wgmmaKernel(/*transposeB=*/true, /*fence=*/true,
+                                 /*issuers=*/128, /*wait=*/true,
+                                 /*overwrite=*/0, /*readEarly=*/true),
+                     out),
+               {"reads the accumulators of wgmma.mma_async product 2 of "
+                "warpgroup 0 before a wgmma.wait_group retires it",
+                "memref.store"});
 }
 
 } // namespace
