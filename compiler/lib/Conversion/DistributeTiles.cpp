@@ -3033,13 +3033,9 @@ LogicalResult KernelLowering::run() {
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
-    // wgmma reads both operands from shared memory: the accumulator, live
-    // across the whole loop, and beside it 64-bit offsets and bounds and
-    // the element-by-element copy's staging registers (calibrated against
-    // ptxas on the library's configurations).
+    // wgmma reads both operands from shared memory: the accumulator only.
     if (wgmmaDots.contains(d)) {
-      estimate += mr * nr * 4 + (index32 ? 0 : kWideIndexRegisters) +
-                  (scalarFallback ? kScalarCopyRegisters : 0);
+      estimate += mr * nr * 4;
       return;
     }
     // The accumulator and one K step's fragments; an operand converted
@@ -3052,6 +3048,12 @@ LogicalResult KernelLowering::run() {
     hoistedWords += (hoisted(d.getLhs()) ? ks - 1 : 0) * mr * 4;
     hoistedWords += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
   });
+  // Beside a wgmma accumulator, live across the whole loop: 64-bit offsets
+  // and bounds, and the element-by-element copy's staging registers
+  // (calibrated against ptxas on the library's configurations).
+  if (!wgmmaDots.empty())
+    estimate += (index32 ? 0 : kWideIndexRegisters) +
+                (scalarFallback ? kScalarCopyRegisters : 0);
   if (estimate) {
     int64_t threads = warps * 32;
     for (Operation *op : stagedLoads) {

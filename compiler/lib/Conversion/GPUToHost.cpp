@@ -63,17 +63,36 @@ func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   return f;
 }
 
+/// An i64 constant before `ob`'s insertion point.
+Value i64Constant(OpBuilder &ob, Location l, int64_t v) {
+  return arith::ConstantIntOp::create(ob, l, ob.getI64Type(), v);
+}
+
 /// A call of simulator entry point `name` with the thread's context and
-/// the i64 constants `args`, before `ob`'s insertion point.
-void callSim(ModuleOp module, OpBuilder &ob, Location l, StringRef name,
-             Value simCtx, ArrayRef<int64_t> args = {}) {
+/// the i64 values `args`, before `ob`'s insertion point: its i64 result
+/// when `returns`.
+Value callSimWith(ModuleOp module, OpBuilder &ob, Location l, StringRef name,
+                  Value simCtx, ValueRange args, bool returns = false) {
   Type i64 = ob.getI64Type();
   SmallVector<Type> types(args.size() + 1, i64);
   SmallVector<Value> operands{simCtx};
+  operands.append(args.begin(), args.end());
+  auto call = func::CallOp::create(
+      ob, l,
+      declare(
+          module, name,
+          ob.getFunctionType(types, returns ? TypeRange{i64} : TypeRange{})),
+      operands);
+  return returns ? call.getResult(0) : Value();
+}
+
+/// The same with the i64 constants `args`.
+void callSim(ModuleOp module, OpBuilder &ob, Location l, StringRef name,
+             Value simCtx, ArrayRef<int64_t> args = {}) {
+  SmallVector<Value> values;
   for (int64_t a : args)
-    operands.push_back(arith::ConstantIntOp::create(ob, l, i64, a));
-  func::CallOp::create(
-      ob, l, declare(module, name, ob.getFunctionType(types, {})), operands);
+    values.push_back(i64Constant(ob, l, a));
+  callSimWith(module, ob, l, name, simCtx, values);
 }
 
 std::string describe(Operation *op) {
@@ -553,9 +572,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       sites.push_back(b.getStringAttr(describe(op)));
       return int64_t(sites.size()) - 1;
     };
-    auto siteValue = [&](OpBuilder &ob, Location l, int64_t site) -> Value {
-      return arith::ConstantIntOp::create(ob, l, ob.getI64Type(), site);
-    };
+    auto siteValue = i64Constant;
     auto laneOf = [&](OpBuilder &ob, Location l) -> Value {
       return arith::RemUIOp::create(ob, l, tid,
                                     arith::ConstantIndexOp::create(ob, l, 32));
@@ -589,25 +606,12 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     DenseMap<Value, Value> mbarrierValues;
     auto simCall = [&](OpBuilder &ob, Location l, StringRef name,
                        ValueRange args, bool returns) -> Value {
-      Type i64 = ob.getI64Type();
-      SmallVector<Type> types(args.size() + 1, i64);
-      SmallVector<Value> operands{simCtx};
-      operands.append(args.begin(), args.end());
-      auto call = func::CallOp::create(
-          ob, l,
-          declare(module, name,
-                  ob.getFunctionType(types,
-                                     returns ? TypeRange{i64} : TypeRange{})),
-          operands);
-      return returns ? call.getResult(0) : Value();
+      return callSimWith(module, ob, l, name, simCtx, args, returns);
     };
     auto asI64 = [](OpBuilder &ob, Location l, Value v) -> Value {
       if (v.getType().isIndex())
         return arith::IndexCastOp::create(ob, l, ob.getI64Type(), v);
       return arith::ExtUIOp::create(ob, l, ob.getI64Type(), v);
-    };
-    auto constant = [](OpBuilder &ob, Location l, int64_t v) -> Value {
-      return arith::ConstantIntOp::create(ob, l, ob.getI64Type(), v);
     };
     auto barrierId = [&](OpBuilder &ob, Location l, Value group,
                          Value index) -> Value {
@@ -615,7 +619,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                                    asI64(ob, l, index));
     };
     auto predicateOf = [&](OpBuilder &ob, Location l, Value pred) -> Value {
-      return pred ? asI64(ob, l, pred) : constant(ob, l, 1);
+      return pred ? asI64(ob, l, pred) : i64Constant(ob, l, 1);
     };
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {
@@ -770,7 +774,6 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
         // A warpgroup collective: each thread passes its accumulators
         // (the struct's f32 fields) through a slot the simulator updates.
-        Type i64 = ob.getI64Type();
         auto st = cast<LLVM::LLVMStructType>(wg.getInouts().getType());
         NVVM::MMAShapeAttr shape = wg.getShape();
         auto half = [](NVVM::WGMMATypes t) {
@@ -804,14 +807,11 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             (wg.getLayoutB() == NVVM::MMALayout::row ? 1 << 13 : 0) |
             (wg.getScaleD() == NVVM::WGMMAScaleOut::one ? 1 << 14 : 0) |
             accumulators.chainOf.lookup(op) << 16;
-        func::FuncOp fn =
-            declare(module, kWgmmaFn,
-                    ob.getFunctionType({i64, i64, i64, i64, i64, i64}, {}));
-        func::CallOp::create(
-            ob, l, fn,
-            ValueRange{simCtx, arith::ConstantIntOp::create(ob, l, i64, config),
-                       wg.getDescriptorA(), wg.getDescriptorB(), acc.address,
-                       siteValue(ob, l, newSite(op))});
+        simCall(ob, l, kWgmmaFn,
+                {i64Constant(ob, l, config), wg.getDescriptorA(),
+                 wg.getDescriptorB(), acc.address,
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/false);
         Value d = loadSlot(ob, l, accType, acc);
         Value result = LLVM::PoisonOp::create(ob, l, st);
         for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
@@ -835,7 +835,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         auto group = cast<nvgpu::MBarrierGroupType>(mc.getType());
         mbarrierValues[mc.getResult()] =
             simCall(ob, l, kMbarrierCreateFn,
-                    {constant(ob, l, group.getNumBarriers()),
+                    {i64Constant(ob, l, group.getNumBarriers()),
                      siteValue(ob, l, newSite(op))},
                     /*returns=*/true);
         toErase.push_back(op);
@@ -851,7 +851,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         mbarrierValues[ma.getToken()] =
             simCall(ob, l, kMbarrierArriveFn,
                     {barrierId(ob, l, ma.getBarriers(), ma.getMbarId()),
-                     constant(ob, l, 0), constant(ob, l, 1),
+                     i64Constant(ob, l, 0), i64Constant(ob, l, 1),
                      siteValue(ob, l, newSite(op))},
                     /*returns=*/true);
         toErase.push_back(op);
@@ -871,7 +871,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                      siteValue(ob, l, newSite(op))},
                     /*returns=*/true);
         mt.getWaitComplete().replaceAllUsesWith(arith::CmpIOp::create(
-            ob, l, arith::CmpIPredicate::ne, done, constant(ob, l, 0)));
+            ob, l, arith::CmpIPredicate::ne, done, i64Constant(ob, l, 0)));
         toErase.push_back(op);
       } else if (auto mw = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
         simCall(ob, l, kMbarrierWaitParityFn,

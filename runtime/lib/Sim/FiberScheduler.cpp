@@ -60,14 +60,13 @@ struct Fiber {
   std::vector<size_t> asyncGroups;
   size_t asyncCommitted = 0; ///< copies in asyncGroups (the oldest ones)
   // wgmma: a fence since the accumulators were last handed to other code
-  // (kernel start or a wait), products issued and not committed, and
-  // committed groups not waited for. The sim computes each product when
-  // the warpgroup issues it.
+  // (kernel start or a wait) and products issued and not committed. The
+  // sim computes each product when the warpgroup issues it.
   bool wgmmaFenced = false;
-  int64_t wgmmaUncommitted = 0, wgmmaGroups = 0;
+  int64_t wgmmaUncommitted = 0;
   // The warpgroup's number of its latest product this thread issued, the
-  // latest of each committed group not waited for (oldest first), and
-  // the latest it has waited for.
+  // latest of each committed group not waited for (oldest first; one
+  // entry per group), and the latest it has waited for.
   int64_t wgmmaLatest = 0, wgmmaRetired = 0;
   std::vector<int64_t> wgmmaGroupEnds;
   /// Per accumulator chain, the latest product on it this thread issued.
@@ -141,6 +140,11 @@ struct Scheduler {
   }
 };
 
+/// The fiber a kernel's context argument names.
+Fiber *fiberOf(int64_t context) {
+  return reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+}
+
 /// Stacks are reused across blocks on the same OS thread.
 struct StackPool {
   std::vector<char *> stacks;
@@ -213,13 +217,13 @@ void fiberMain(unsigned hi, unsigned lo) {
   f->asyncCommitted = 0;
   // Products never committed and waited for leave the accumulators
   // undefined on a GPU: whatever the thread stored of them is wrong there.
-  if (f->wgmmaUncommitted || f->wgmmaGroups) {
+  if (f->wgmmaUncommitted || !f->wgmmaGroupEnds.empty()) {
     Scheduler &s = *f->sched;
     s.fail(StatusCode::kFailedPrecondition,
            "sim: thread " + std::to_string(f->tid) + " of " + s.where() +
                " ends with wgmma.mma_async products not waited for (" +
                std::to_string(f->wgmmaUncommitted) + " uncommitted, " +
-               std::to_string(f->wgmmaGroups) +
+               std::to_string(f->wgmmaGroupEnds.size()) +
                " committed groups pending): wgmma.commit_group and "
                "wgmma.wait_group 0 must precede any use of the accumulators");
   }
@@ -231,17 +235,13 @@ void fiberMain(unsigned hi, unsigned lo) {
 } // namespace
 
 extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   f->state = FiberState::AtBarrier;
   f->barrierSite = site;
   switchToScheduler(f, /*dying=*/false);
 }
 
 namespace {
-
-Fiber *fiberOf(int64_t context) {
-  return reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-}
 
 /// Barrier `id` of the block, or null (the launch failed, naming `op`).
 Scheduler::Mbarrier *mbarrier(Fiber *f, int64_t id, int64_t site,
@@ -383,7 +383,7 @@ extern "C" void tessera_sim_mbarrier_wait_parity(int64_t context, int64_t id,
 
 extern "C" void tessera_sim_fault(int64_t context, int64_t site,
                                   int64_t reason) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   Scheduler &s = *f->sched;
   s.fail(
       StatusCode::kFailedPrecondition,
@@ -395,7 +395,7 @@ extern "C" void tessera_sim_fault(int64_t context, int64_t site,
 
 extern "C" void tessera_sim_access(int64_t context, int64_t address,
                                    int64_t bytes, int64_t kind, int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   Scheduler &s = *f->sched;
   const BlockLaunch &l = *s.launch;
   if (s.failed || kind == 2 || !l.arena)
@@ -463,7 +463,7 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
 extern "C" void tessera_sim_access_counted(int64_t context, int64_t address,
                                            int64_t bytes, int64_t kind,
                                            int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   tessera_sim_access(context, address, bytes, kind, site);
   BlockCounters *counters = f->sched->counters;
   if (!counters)
@@ -487,7 +487,7 @@ extern "C" void tessera_sim_access_counted(int64_t context, int64_t address,
 
 extern "C" void tessera_sim_branch(int64_t context, int64_t site,
                                    int64_t taken) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   if (BlockCounters *c = f->sched->counters)
     c->branch(f->tid, site, taken != 0);
 }
@@ -495,7 +495,7 @@ extern "C" void tessera_sim_branch(int64_t context, int64_t site,
 extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
                                        int64_t offset, int64_t width,
                                        int64_t mode, int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   f->state = FiberState::AtWarpSync;
   // Every collective names its kind: a warp that issued an ldmatrix or an
   // mma.sync before would otherwise have its shuffles run as that.
@@ -512,7 +512,7 @@ extern "C" int64_t tessera_sim_shuffle(int64_t context, int64_t value,
 extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
                                      int64_t bytes, int64_t srcBytes,
                                      int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   // cp.async needs both addresses aligned to the copy size (a GPU raises a
   // misaligned-address error).
   if (bytes > 0 && (dst % bytes != 0 || src % bytes != 0)) {
@@ -527,13 +527,13 @@ extern "C" void tessera_sim_cp_async(int64_t context, int64_t dst, int64_t src,
 }
 
 extern "C" void tessera_sim_cp_async_commit(int64_t context) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   f->asyncGroups.push_back(f->asyncCopies.size() - f->asyncCommitted);
   f->asyncCommitted = f->asyncCopies.size();
 }
 
 extern "C" void tessera_sim_cp_async_wait(int64_t context, int64_t pending) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   // cp.async.wait_group N: all but the N most recent committed groups are
   // complete.
   size_t keep = size_t(std::max<int64_t>(pending, 0));
@@ -568,7 +568,7 @@ void parkAtCollective(Fiber *f, Collective kind, int64_t site, int64_t mode,
 extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
                                      int64_t tiles, int64_t transpose,
                                      int64_t out, int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   f->syncValue = address;
   f->syncWidth = tiles;
   parkAtCollective(f, Collective::LdMatrix, site, transpose, {out});
@@ -576,14 +576,13 @@ extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
 
 extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
                                 int64_t b, int64_t c, int64_t d, int64_t site) {
-  parkAtCollective(reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context)),
-                   Collective::Mma, site, kind, {a, b, c, d});
+  parkAtCollective(fiberOf(context), Collective::Mma, site, kind, {a, b, c, d});
 }
 
 extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
                                   int64_t descA, int64_t descB, int64_t acc,
                                   int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   if (!f->wgmmaFenced) {
     Scheduler &s = *f->sched;
     s.fail(StatusCode::kFailedPrecondition,
@@ -599,7 +598,7 @@ extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
 
 extern "C" void tessera_sim_wgmma_read(int64_t context, int64_t chain,
                                        int64_t site) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   const std::vector<int64_t> &latest = f->wgmmaChainLatest;
   if (chain < 0 || size_t(chain) >= latest.size() ||
       latest[size_t(chain)] <= f->wgmmaRetired)
@@ -616,21 +615,18 @@ extern "C" void tessera_sim_wgmma_read(int64_t context, int64_t chain,
 }
 
 extern "C" void tessera_sim_wgmma_fence(int64_t context) {
-  reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context))->wgmmaFenced =
-      true;
+  fiberOf(context)->wgmmaFenced = true;
 }
 
 extern "C" void tessera_sim_wgmma_commit(int64_t context) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
-  if (f->wgmmaUncommitted) {
-    ++f->wgmmaGroups;
+  Fiber *f = fiberOf(context);
+  if (f->wgmmaUncommitted)
     f->wgmmaGroupEnds.push_back(f->wgmmaLatest);
-  }
   f->wgmmaUncommitted = 0;
 }
 
 extern "C" void tessera_sim_wgmma_wait(int64_t context, int64_t pending) {
-  auto *f = reinterpret_cast<Fiber *>(static_cast<uintptr_t>(context));
+  Fiber *f = fiberOf(context);
   size_t keep = size_t(std::max<int64_t>(pending, 0));
   if (f->wgmmaGroupEnds.size() > keep) {
     size_t done = f->wgmmaGroupEnds.size() - keep;
@@ -650,7 +646,6 @@ extern "C" void tessera_sim_wgmma_wait(int64_t context, int64_t pending) {
       s.wgmmaRetired[g] = retired;
     }
   }
-  f->wgmmaGroups = std::min(f->wgmmaGroups, std::max<int64_t>(pending, 0));
   // The accumulators of the completed groups are the thread's registers
   // again: the next product on them needs a fence.
   f->wgmmaFenced = false;
