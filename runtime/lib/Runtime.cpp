@@ -198,6 +198,8 @@ struct CudaExecutable {
   int blockSize = 0;
   int64_t sharedBytes = 0;
   driver::StageTimes times;
+  /// The tensor maps passed after the arguments.
+  std::vector<driver::TensorMapArg> tensorMaps;
 };
 /// What a launch guarantees that its compiled variant relies on; the masks
 /// have one bit per parameter.
@@ -263,8 +265,13 @@ struct Kernel::Impl {
   uint64_t fingerprint = 0;
   struct Checked;
   /// With `counters`, the counts of the launch go to `lastCounters`.
-  Status launchSim(const std::vector<int64_t> &slots, const Checked &c,
+  Status launchSim(const std::vector<Arg> &args,
+                   const std::vector<int64_t> &slots, const Checked &c,
                    bool counters);
+  /// The tensor of kernel parameter `param` in `args` (for its tensor
+  /// map), with the parameter's name.
+  StatusOr<std::pair<const TensorView *, std::string>>
+  tensorOfParam(const std::vector<Arg> &args, int param) const;
   /// Runs `launches` launches back to back, then synchronises; with `ms`,
   /// they are timed with CUDA events (after an L2 flush when `flush`) and
   /// `ms` receives the time of one.
@@ -470,9 +477,108 @@ Status Kernel::Impl::compileFirst(uint64_t unitMask) {
   return Status::ok();
 }
 
-Status Kernel::Impl::launchSim(const std::vector<int64_t> &slots,
+namespace {
+/// A tensor map's geometry as cuTensorMapEncodeTiled takes it: dimensions
+/// innermost first, byte strides (strides[0] the element size) and box.
+struct TensorMapGeometry {
+  int rank = 0;
+  uint64_t dims[5] = {0, 0, 0, 0, 0}, strides[5] = {0, 0, 0, 0, 0};
+  unsigned box[5] = {0, 0, 0, 0, 0};
+  int64_t elementBytes = 0;
+};
+
+/// The geometry of the tensor map `m` over `t`. The launch only takes a
+/// variant with TMA copies for tensors alignedMaskOf accepts, so a failed
+/// check here is an internal error.
+StatusOr<TensorMapGeometry> tensorMapGeometry(const TensorView &t,
+                                              const driver::TensorMapArg &m,
+                                              const std::string &kernel,
+                                              const std::string &param) {
+  TensorMapGeometry g;
+  g.rank = int(t.shape.size());
+  g.elementBytes = int64_t(dtypeSize(t.dtype));
+  auto refuse = [&](const std::string &why) {
+    return internalError("kernel '%s': parameter '%s' cannot be copied by "
+                         "TMA: %s",
+                         kernel.c_str(), param.c_str(), why.c_str());
+  };
+  if (g.rank < 1 || g.rank > 5 || size_t(g.rank) != m.box.size())
+    return refuse("a rank-" + std::to_string(g.rank) + " tensor for a rank-" +
+                  std::to_string(m.box.size()) + " box");
+  if (reinterpret_cast<uintptr_t>(t.data) % 16)
+    return refuse("its first element is not 16-byte aligned");
+  for (int d = 0; d < g.rank; ++d) {
+    int inner = g.rank - 1 - d;
+    g.dims[inner] = uint64_t(t.shape[d]);
+    g.box[inner] = unsigned(m.box[d]);
+    if (t.shape[d] > std::numeric_limits<int32_t>::max())
+      return refuse("dimension " + std::to_string(d) + " has " +
+                    std::to_string(t.shape[d]) +
+                    " elements (TMA coordinates are 32-bit)");
+  }
+  g.strides[0] = uint64_t(g.elementBytes);
+  if (t.strides.back() != 1 && t.shape.back() > 1)
+    return refuse("its innermost stride is not 1");
+  for (int inner = 1; inner < g.rank; ++inner) {
+    int d = g.rank - 1 - inner;
+    int64_t bytes = t.strides[d] * g.elementBytes;
+    // A dimension of one element is never stepped along: any stride past
+    // the inner ones describes it.
+    if (t.shape[d] <= 1)
+      bytes = int64_t((g.strides[inner - 1] * std::max<uint64_t>(
+                                                  g.dims[inner - 1], 1) +
+                       15) /
+                      16 * 16);
+    if (bytes <= 0 || bytes % 16 || bytes >= (int64_t(1) << 40))
+      return refuse("dimension " + std::to_string(d) + " has a stride of " +
+                    std::to_string(bytes) +
+                    " bytes (TMA needs a positive multiple of 16 below 2^40)");
+    g.strides[inner] = uint64_t(bytes);
+  }
+  return g;
+}
+} // namespace
+
+StatusOr<std::pair<const TensorView *, std::string>>
+Kernel::Impl::tensorOfParam(const std::vector<Arg> &args, int param) const {
+  for (size_t ai = 0; ai < args.size() && ai < launchParams.size(); ++ai)
+    if (launchParams[ai] == param && args[ai].tensor())
+      return std::make_pair(args[ai].tensor(), info->params[param].name);
+  return internalError("kernel '%s': no tensor for the tensor map of "
+                       "parameter %d",
+                       name.c_str(), param);
+}
+
+Status Kernel::Impl::launchSim(const std::vector<Arg> &args,
+                               const std::vector<int64_t> &argSlots,
                                const Checked &c, bool counters) {
   TESSERA_ASSIGN_OR_RETURN(auto exe, simVariant(c.key, counters));
+  // Tensor maps follow the arguments: one slot each, the address of its
+  // SimTensorMap.
+  std::vector<sim::SimTensorMap> maps(exe->tensorMaps().size());
+  std::vector<int64_t> slots = argSlots;
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const driver::TensorMapArg &m = exe->tensorMaps()[i];
+    TESSERA_ASSIGN_OR_RETURN(auto tensor,
+                             tensorOfParam(args, m.param));
+    TESSERA_ASSIGN_OR_RETURN(
+        TensorMapGeometry g,
+        tensorMapGeometry(*tensor.first, m, name, tensor.second));
+    sim::SimTensorMap &sm = maps[i];
+    std::memcpy(&sm.base, &tensor.first->data, sizeof(sm.base));
+    sm.rank = g.rank;
+    for (int d = 0; d < g.rank; ++d) {
+      sm.dims[d] = int64_t(g.dims[d]);
+      sm.strides[d] = int64_t(g.strides[d]);
+      sm.box[d] = int64_t(g.box[d]);
+    }
+    sm.elementBytes = g.elementBytes;
+    sm.swizzle = m.swizzle;
+    const sim::SimTensorMap *p = &sm;
+    int64_t slot;
+    std::memcpy(&slot, &p, sizeof(slot));
+    slots.push_back(slot);
+  }
   for (int d = 0; d < 3; ++d)
     if (c.grid[d] > exe->gridBound()[d])
       return internalError(
@@ -575,6 +681,7 @@ Kernel::Impl::cudaVariant(const VariantKey &key) {
         TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(name));
         exe->blockSize = r.blockSize;
         exe->sharedBytes = r.tileSharedBytes;
+        exe->tensorMaps = r.tensorMaps;
         if (exe->blockSize <= 0)
           return internalError("kernel '%s': no block size from the GPU "
                                "mapping",
@@ -661,6 +768,23 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
+  // Tensor maps follow, each a 128-byte parameter passed by value.
+  std::vector<cuda::CuTensorMap> maps(exe->tensorMaps.size());
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const driver::TensorMapArg &m = exe->tensorMaps[i];
+    TESSERA_ASSIGN_OR_RETURN(auto tensor,
+                             tensorOfParam(deviceArgs, m.param));
+    TESSERA_ASSIGN_OR_RETURN(
+        TensorMapGeometry g,
+        tensorMapGeometry(*tensor.first, m, name, tensor.second));
+    TESSERA_RETURN_IF_ERROR(
+        dev->encodeTensorMap(&maps[i], tensor.first->dtype, g.rank,
+                             tensor.first->data, g.dims, g.strides + 1, g.box,
+                             m.swizzle),
+        "kernel '%s': the tensor map of parameter '%s'", name.c_str(),
+        tensor.second.c_str());
+    params.push_back(&maps[i]);
+  }
   // The arena descriptor the sim passes is not a kernel parameter here:
   // the GPU kernel reads gpu.dynamic_shared_memory.
   cuda::Dim3 grid{unsigned(c.grid[0]), unsigned(c.grid[1]),
@@ -932,8 +1056,13 @@ uint64_t Kernel::Impl::alignedMaskOf(const std::vector<Arg> &args) const {
       continue;
     bool ok = reinterpret_cast<uintptr_t>(t->data) % 16 == 0 &&
               t->shape.back() * elem % 16 == 0;
+    // Also what a TMA copy needs: positive outer strides and 32-bit
+    // coordinates.
     for (size_t d = 0; ok && d + 1 < t->strides.size(); ++d)
-      ok = t->strides[d] * elem % 16 == 0;
+      ok = t->strides[d] * elem % 16 == 0 &&
+           (t->strides[d] > 0 || t->shape[d] <= 1);
+    for (size_t d = 0; ok && d < t->shape.size(); ++d)
+      ok = t->shape[d] <= std::numeric_limits<int32_t>::max();
     if (ok)
       mask |= uint64_t(1) << launchParams[ai];
   }
@@ -1058,7 +1187,7 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
     TESSERA_RETURN_IF_ERROR(simVariant(c.key, opts.counters));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i)
-      TESSERA_RETURN_IF_ERROR(launchSim(slots, c, opts.counters));
+      TESSERA_RETURN_IF_ERROR(launchSim(args, slots, c, opts.counters));
     return timed(Status::ok());
   }
   TESSERA_ASSIGN_OR_RETURN(auto exe, variant(c.key));

@@ -279,10 +279,11 @@ public:
   KernelLowering(gpu::GPUFuncOp kernel, int64_t warps, int64_t vectorCap,
                  int64_t maxTileRegisters,
                  SmallVector<std::optional<bool>> aligned, bool index32,
-                 int64_t stages, bool warpgroupMma)
+                 int64_t stages, bool warpgroupMma, bool tensorCopies)
       : kernel(kernel), warps(warps), vectorCap(vectorCap),
         maxTileRegisters(maxTileRegisters), aligned(std::move(aligned)),
-        index32(index32), ring(stages - 1), warpgroupMma(warpgroupMma) {}
+        index32(index32), ring(stages - 1), warpgroupMma(warpgroupMma),
+        tensorCopies(warpgroupMma && tensorCopies) {}
 
   LogicalResult run();
 
@@ -298,6 +299,25 @@ private:
   int64_t ring;
   /// Dots may lower to wgmma (sm_90a).
   bool warpgroupMma;
+  /// Pipelined wgmma operands may be copied by TMA.
+  bool tensorCopies;
+  /// A tensor map the kernel receives as an added argument: the argument
+  /// whose tensor it maps, the box (in the tensor's dimension order) and
+  /// the swizzle span in bytes.
+  struct TensorMap {
+    unsigned source;
+    SmallVector<int64_t> box;
+    int64_t swizzle;
+    Value descriptor; // !nvgpu.tensormap.descriptor, at the entry
+  };
+  SmallVector<TensorMap> tensorMaps;
+  /// The tensor map of `op`'s block (its source is kernel argument `src`),
+  /// added on first use.
+  Value tensorMapFor(LoadOp op, BlockArgument src);
+  /// Whether the pipelined copy of `op` goes through TMA: a wgmma operand
+  /// from a kernel argument whose alignment allows vector copies, with a
+  /// box TMA can describe; its source argument in `src`.
+  bool tensorCopy(LoadOp op, IRMapping &map, BlockArgument &src);
   /// Dots lowered to wgmma, and the atom width (columns) of the staged
   /// loads that feed them.
   DenseSet<Operation *> wgmmaDots;
@@ -315,6 +335,7 @@ private:
   }
   Value tid, lane, warp, arena;
   OpBuilder *entry = nullptr; // builds at the kernel entry (after the ids)
+  Block *entryBlock = nullptr;
   /// Per (layout, shape), this thread's base coordinates. The deque keeps
   /// every ThreadBase in place, so references stay valid as more are made.
   DenseMap<std::pair<Attribute, Attribute>, ThreadBase *> bases;
@@ -405,6 +426,9 @@ private:
   /// element-by-element body stands beside the vector one.
   static constexpr int64_t kWideIndexRegisters = 24;
   static constexpr int64_t kScalarCopyRegisters = 16;
+  /// The suspend-time hint of each mbarrier try-wait, in ns (the wait
+  /// loops until the phase completes).
+  static constexpr int64_t kMbarrierWaitTicks = 10000000;
   bool fusibleStore(StoreOp st, SmallVector<Operation *> &ops);
   LogicalResult lowerFusedStore(StoreOp st, ArrayRef<Operation *> ops,
                                 OpBuilder &b, IRMapping &map);
@@ -1862,6 +1886,59 @@ bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
   return true;
 }
 
+bool KernelLowering::tensorCopy(LoadOp op, IRMapping &map,
+                                BlockArgument &src) {
+  if (!tensorCopies || !atomColumns.count(op) || !useAsyncCopy(op))
+    return false;
+  src = dyn_cast<BlockArgument>(map.lookup(op.getSource()));
+  if (!src || src.getOwner() != entryBlock)
+    return false;
+  // At most five dimensions and 256 elements per box dimension; the
+  // swizzle span is the atom's row.
+  RankedTensorType t = op.getType();
+  int64_t rank = t.getRank();
+  int64_t atomBytes = atomColumns.lookup(op) * t.getElementTypeBitWidth() / 8;
+  return rank <= 5 && t.getShape()[rank - 2] <= 256 &&
+         (atomBytes == 32 || atomBytes == 64 || atomBytes == 128);
+}
+
+Value KernelLowering::tensorMapFor(LoadOp op, BlockArgument src) {
+  RankedTensorType t = op.getType();
+  SmallVector<int64_t> box(t.getShape());
+  box.back() = atomColumns.lookup(op);
+  int64_t swizzle = box.back() * t.getElementTypeBitWidth() / 8;
+  for (const TensorMap &m : tensorMaps)
+    if (m.source == src.getArgNumber() && m.box == box)
+      return m.descriptor;
+  MLIRContext *ctx = kernel.getContext();
+  Location l = op.getLoc();
+  unsigned index = kernel.getNumArguments();
+  // A 128-byte CUtensorMap, 64-byte aligned, passed by value.
+  (void)kernel.insertArgument(
+      index, LLVM::LLVMPointerType::get(ctx),
+      DictionaryAttr::get(ctx, {NamedAttribute(
+                                   StringAttr::get(ctx, "llvm.align"),
+                                   IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                    64))}),
+      l);
+  auto wg = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  nvgpu::TensorMapSwizzleKind kind =
+      swizzle == 128  ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+      : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+                      : nvgpu::TensorMapSwizzleKind::SWIZZLE_32B;
+  auto type = nvgpu::TensorMapDescriptorType::get(
+      ctx, MemRefType::get(box, t.getElementType(), MemRefLayoutAttrInterface(), wg), kind,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value descriptor = UnrealizedConversionCastOp::create(
+                         *entry, l, type, entryBlock->getArgument(index))
+                         .getResult(0);
+  tensorMaps.push_back({src.getArgNumber(), box, swizzle, descriptor});
+  return descriptor;
+}
+
 LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                                                  ArrayRef<LoadOp> loads,
                                                  OpBuilder &b, IRMapping &map) {
@@ -1873,6 +1950,9 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     Value buffer;
     int64_t rows, cols;
     bool async;
+    /// Copied by TMA through `descriptor`.
+    bool tma = false;
+    Value descriptor;
   };
   // A wgmma dot that only carries its accumulator from one iteration to
   // the next keeps its products in flight until the next iteration's wait:
@@ -1894,6 +1974,11 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
       inFlight = d;
   }
   int64_t slots = inFlight ? ring + 1 : ring;
+  // TMA copies complete on mbarriers whose phases the loop counts from
+  // zero: only a loop that runs once per kernel uses them.
+  bool outermost = true;
+  for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
+    outermost &= !isa<scf::ForOp, scf::WhileOp>(p);
 
   SmallVector<Pipe> pipes;
   for (LoadOp ld : loads) {
@@ -1907,7 +1992,37 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     p.buffer = sharedBuffer(b, l, slots * p.rows * p.cols, t.getElementType(),
                             atomColumns.count(ld) ? 1024 : 16);
     p.async = useAsyncCopy(ld);
+    BlockArgument src;
+    if (outermost && tensorCopy(ld, map, src)) {
+      p.tma = true;
+      p.descriptor = tensorMapFor(ld, src);
+    }
     pipes.push_back(std::move(p));
+  }
+  bool anyTma = llvm::any_of(pipes, [](const Pipe &p) { return p.tma; });
+  bool anyCp = llvm::any_of(pipes, [](const Pipe &p) { return !p.tma; });
+  // One mbarrier per slot, initialised by thread 0 for one arrival (its
+  // expect-tx) plus the stage's transaction bytes.
+  Value bars, leader;
+  int64_t stageBytes = 0;
+  if (anyTma) {
+    auto wg = gpu::AddressSpaceAttr::get(
+        ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+    bars = nvgpu::MBarrierCreateOp::create(
+        b, l, nvgpu::MBarrierGroupType::get(ctx, wg, slots));
+    leader = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, tid,
+                                   cIndex(b, l, 0));
+    for (int64_t s = 0; s < slots; ++s)
+      nvgpu::MBarrierInitOp::create(b, l, bars, cIndex(b, l, 1),
+                                    cIndex(b, l, s), leader);
+    // The initialised barriers visible to the copies' async proxy and to
+    // every thread before any waits.
+    fenceForWgmma(b, l, true);
+    gpu::BarrierOp::create(b, l);
+    for (Pipe &p : pipes)
+      if (p.tma)
+        stageBytes += p.rows * p.cols *
+                      p.op.getType().getElementTypeBitWidth() / 8;
   }
   Value lb = map.lookup(loop.getLowerBound());
   Value ub = map.lookup(loop.getUpperBound());
@@ -1936,8 +2051,65 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   // accumulator's initial values are then defined: ptxas serialises wgmma
   // pipelines that such definitions reach).
   bool allAsync = llvm::all_of(pipes, [](const Pipe &p) { return p.async; });
-  auto issue = [&](OpBuilder &ob, Value iv, Value slot) {
+  auto wgSpace = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto issue = [&](OpBuilder &ob, Value iv, Value slot) -> Value {
     Value pred = before(ob, iv);
+    // TMA: thread 0 announces the stage's bytes, then copies each atom of
+    // each block; nothing is issued past the last iteration.
+    if (anyTma) {
+      Value go = arith::AndIOp::create(ob, l, pred, leader);
+      nvgpu::MBarrierArriveExpectTxOp::create(
+          ob, l, bars, cIndex(ob, l, stageBytes), slot, go);
+      for (Pipe &p : pipes) {
+        if (!p.tma)
+          continue;
+        IRMapping m = map;
+        m.map(loop.getInductionVar(), iv);
+        for (Operation *op : p.slice)
+          ob.clone(*op, m);
+        RankedTensorType t = p.op.getType();
+        int64_t rank = t.getRank();
+        int64_t bytes = t.getElementTypeBitWidth() / 8;
+        int64_t atom = atomColumns.lookup(p.op);
+        SmallVector<int64_t> box(t.getShape());
+        box.back() = atom;
+        auto dstType = MemRefType::get(box, t.getElementType(),
+                                       MemRefLayoutAttrInterface(), wgSpace);
+        Value shift = cast<memref::ViewOp>(p.buffer.getDefiningOp())
+                          .getByteShift();
+        Value slotShift = arith::AddIOp::create(
+            ob, l, shift,
+            arith::MulIOp::create(ob, l, slot,
+                                  cIndex(ob, l, p.rows * p.cols * bytes)));
+        // Coordinates innermost first.
+        SmallVector<Value> offsets;
+        for (Value o : p.op.getOffsets()) {
+          Value v = m.lookup(o);
+          offsets.push_back(v.getType().isIndex()
+                                ? v
+                                : arith::IndexCastOp::create(
+                                      ob, l, ob.getIndexType(), v)
+                                      .getResult());
+        }
+        for (int64_t a = 0; a * atom < p.cols; ++a) {
+          Value dst = memref::ViewOp::create(
+              ob, l, dstType, arena,
+              arith::AddIOp::create(ob, l, slotShift,
+                                    cIndex(ob, l, a * p.rows * atom * bytes)),
+              ValueRange{});
+          SmallVector<Value> coords;
+          coords.push_back(arith::AddIOp::create(ob, l, offsets[rank - 1],
+                                                 cIndex(ob, l, a * atom)));
+          for (int64_t d = rank - 2; d >= 0; --d)
+            coords.push_back(offsets[d]);
+          nvgpu::TmaAsyncLoadOp::create(ob, l, dst, bars, p.descriptor, coords,
+                                        slot, /*multicastMask=*/Value(), go);
+        }
+      }
+    }
+    if (!anyCp)
+      return Value();
     OpBuilder ib = ob;
     if (!allAsync) {
       auto ifOp = scf::IfOp::create(ob, l, pred, /*withElse=*/false);
@@ -1945,6 +2117,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
       pred = Value();
     }
     for (Pipe &p : pipes) {
+      if (p.tma)
+        continue;
       IRMapping m = map;
       m.map(loop.getInductionVar(), iv);
       for (Operation *op : p.slice)
@@ -1966,6 +2140,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   for (Value v : loop.getInitArgs())
     inits.push_back(map.lookup(v));
   inits.push_back(cIndex(b, l, 0)); // the slot this iteration reads
+  if (anyTma) // the phase parity of its mbarrier
+    inits.push_back(arith::ConstantIntOp::create(b, l, b.getI1Type(), 0));
   auto nl = scf::ForOp::create(b, l, lb, ub, step, inits);
   nl.setUnsignedCmp(loop.getUnsignedCmp());
   Block *nb = nl.getBody();
@@ -1973,17 +2149,25 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     nb->back().erase();
   OpBuilder ib = OpBuilder::atBlockEnd(nb);
   Value iv = nl.getInductionVar();
-  Value slot = nl.getRegionIterArgs().back();
+  unsigned carried = anyTma ? 2 : 1;
+  Value slot = nl.getRegionIterArgs()[inits.size() - carried];
+  Value parity = anyTma ? nl.getRegionIterArgs().back() : Value();
   if (inFlight)
     asyncDots.insert(inFlight);
   // This iteration's copies have landed (ring - 2 younger groups may
   // still fly) and every thread is done with the slot the next copies
   // overwrite.
-  nvgpu::DeviceAsyncWaitOp::create(ib, l, token,
-                                   ib.getI32IntegerAttr(ring - 2));
-  fenceForWgmma(ib, l, llvm::any_of(pipes, [&](const Pipe &p) {
-                  return atomColumns.count(p.op);
-                }));
+  if (anyCp) {
+    nvgpu::DeviceAsyncWaitOp::create(ib, l, token,
+                                     ib.getI32IntegerAttr(ring - 2));
+    fenceForWgmma(ib, l, llvm::any_of(pipes, [&](const Pipe &p) {
+                    return !p.tma && atomColumns.count(p.op);
+                  }));
+  }
+  if (anyTma)
+    nvgpu::MBarrierTryWaitParityOp::create(ib, l, bars, parity,
+                                           cIndex(ib, l, kMbarrierWaitTicks),
+                                           slot);
   gpu::BarrierOp::create(ib, l);
   // The copies run ring - 1 iterations ahead: slot + ring - 1, modulo
   // the slots.
@@ -2003,8 +2187,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         false,
         atomColumns.lookup(p.op)};
   map.map(loop.getInductionVar(), iv);
-  for (auto [a, n] :
-       llvm::zip(loop.getRegionIterArgs(), nl.getRegionIterArgs().drop_back()))
+  for (auto [a, n] : llvm::zip(loop.getRegionIterArgs(),
+                              nl.getRegionIterArgs().drop_back(carried)))
     map.map(a, n);
   if (failed(lowerBlock(*loop.getBody(), ib, map)))
     return failure();
@@ -2015,11 +2199,17 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                                      cIndex(yb, l, slots));
   next = arith::SelectOp::create(yb, l, wrap, cIndex(yb, l, 0), next);
   yield->insertOperands(yield->getNumOperands(), ValueRange{next});
+  if (anyTma)
+    yield->insertOperands(yield->getNumOperands(),
+                          ValueRange{arith::XOrIOp::create(yb, l, parity,
+                                                           wrap)});
   for (Pipe &p : pipes)
     staged.erase(p.op.getResult());
   asyncDots.erase(inFlight);
-  // Nothing stays in flight past the loop.
-  nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
+  // Nothing stays in flight past the loop (TMA copies are issued for
+  // iterations that run only, and each iteration waits for its own).
+  if (anyCp)
+    nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
   if (inFlight)
     NVVM::WgmmaWaitGroupSyncOp::create(b, l, 0);
   for (auto [a, n] : llvm::zip(loop.getResults(), nl.getResults()))
@@ -3083,7 +3273,7 @@ LogicalResult KernelLowering::run() {
   if (!llvm::hasSingleElement(body))
     return kernel.emitOpError("needs structured control flow");
   Block *old = &body.front();
-  Block *entryBlock = new Block();
+  entryBlock = new Block();
   body.getBlocks().push_front(entryBlock);
   IRMapping map;
   for (BlockArgument a : old->getArguments())
@@ -3155,6 +3345,20 @@ LogicalResult KernelLowering::run() {
   gpu::ReturnOp::create(bb, l);
   old->dropAllDefinedValueUses();
   old->erase();
+  if (!tensorMaps.empty()) {
+    MLIRContext *ctx = kernel.getContext();
+    Type i64 = IntegerType::get(ctx, 64);
+    SmallVector<Attribute> maps;
+    for (const TensorMap &t : tensorMaps)
+      maps.push_back(DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, "source"),
+                               IntegerAttr::get(i64, t.source)),
+                NamedAttribute(StringAttr::get(ctx, "box"),
+                               DenseI64ArrayAttr::get(ctx, t.box)),
+                NamedAttribute(StringAttr::get(ctx, "swizzle"),
+                               IntegerAttr::get(i64, t.swizzle))}));
+    kernel->setAttr("tile.tensor_maps", ArrayAttr::get(ctx, maps));
+  }
   kernel->setAttr(
       "tile.shared_bytes",
       IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), sharedBytes));
@@ -3195,7 +3399,7 @@ struct DistributeTilesPass
           mlir::tessera::outlineKernel(module, f, warps * 32);
       KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
                               std::move(alignedArgs), index32, stages,
-                              warpgroupMma);
+                              warpgroupMma, tensorCopies);
       lowering.setDimSymbols(std::move(symbols));
       if (failed(lowering.run()))
         return signalPassFailure();

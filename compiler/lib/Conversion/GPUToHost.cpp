@@ -49,6 +49,7 @@ constexpr const char *kMbarrierArriveFn = "tessera_sim_mbarrier_arrive";
 constexpr const char *kMbarrierTestWaitFn = "tessera_sim_mbarrier_test_wait";
 constexpr const char *kMbarrierWaitParityFn =
     "tessera_sim_mbarrier_wait_parity";
+constexpr const char *kTmaLoadFn = "tessera_sim_tma_load";
 constexpr const char *kCpAsyncFn = "tessera_sim_cp_async";
 constexpr const char *kCpAsyncCommitFn = "tessera_sim_cp_async_commit";
 constexpr const char *kCpAsyncWaitFn = "tessera_sim_cp_async_wait";
@@ -527,6 +528,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             } else if (isa<vector::LoadOp, vector::StoreOp,
                            vector::TransferReadOp, vector::TransferWriteOp,
                            nvgpu::LdMatrixOp, nvgpu::DeviceAsyncCopyOp,
+                           nvgpu::TmaAsyncLoadOp,
                            memref::LoadOp, memref::StoreOp,
                            memref::ExtractAlignedPointerAsIndexOp>(owner)) {
               // Accesses whose result types do not depend on the memref's
@@ -604,6 +606,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     // mbarriers: a group is the i64 number of its first barrier in the
     // block's table, a token the phase its arrival counted in.
     DenseMap<Value, Value> mbarrierValues;
+    // Tensor maps: the i64 address of each descriptor's SimTensorMap.
+    DenseMap<Value, Value> tensorMaps;
     auto simCall = [&](OpBuilder &ob, Location l, StringRef name,
                        ValueRange args, bool returns) -> Value {
       return callSimWith(module, ob, l, name, simCtx, args, returns);
@@ -821,7 +825,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         toErase.push_back(op);
       } else if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveOp,
                      nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierTestWaitOp,
-                     nvgpu::MBarrierTryWaitParityOp>(op) &&
+                     nvgpu::MBarrierTryWaitParityOp, nvgpu::TmaAsyncLoadOp>(
+                     op) &&
                  llvm::any_of(op->getOperands(), [&](Value v) {
                    return isa<nvgpu::MBarrierGroupType,
                               nvgpu::MBarrierTokenType>(v.getType()) &&
@@ -879,6 +884,42 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                  asI64(ob, l, mw.getPhaseParity()),
                  siteValue(ob, l, newSite(op))},
                 /*returns=*/false);
+        toErase.push_back(op);
+      } else if (auto c = dyn_cast<UnrealizedConversionCastOp>(op);
+                 c && c->getNumResults() == 1 &&
+                 isa<nvgpu::TensorMapDescriptorType>(c.getType(0))) {
+        // A tensor map argument: the address of the runtime's SimTensorMap.
+        if (c->getNumOperands() != 1 ||
+            !isa<LLVM::LLVMPointerType>(c->getOperand(0).getType())) {
+          op->emitOpError("sim supports tensor maps passed as !llvm.ptr "
+                          "kernel arguments only");
+          return WalkResult::interrupt();
+        }
+        tensorMaps[c.getResult(0)] =
+            LLVM::PtrToIntOp::create(ob, l, ob.getI64Type(), c->getOperand(0));
+        toErase.push_back(op);
+      } else if (auto tma = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
+        Value map = tensorMaps.lookup(tma.getTensorMapDescriptor());
+        if (!map || tma.getMulticastMask()) {
+          op->emitOpError("sim supports TMA loads through tensor-map kernel "
+                          "arguments, without multicast");
+          return WalkResult::interrupt();
+        }
+        auto dstType = cast<MemRefType>(tma.getDst().getType());
+        SmallVector<Value> zeros(dstType.getRank(),
+                                 arith::ConstantIndexOp::create(ob, l, 0));
+        SmallVector<Value> args = {
+            map, barrierId(ob, l, tma.getBarriers(), tma.getMbarId()),
+            arith::IndexCastOp::create(
+                ob, l, ob.getI64Type(),
+                tessera::byteAddress(ob, l, tma.getDst(), zeros))};
+        for (Value c : tma.getCoordinates())
+          args.push_back(asI64(ob, l, c));
+        while (args.size() < 8)
+          args.push_back(i64Constant(ob, l, 0));
+        args.push_back(predicateOf(ob, l, tma.getPredicate()));
+        args.push_back(siteValue(ob, l, newSite(op)));
+        simCall(ob, l, kTmaLoadFn, args, /*returns=*/false);
         toErase.push_back(op);
       } else if (isa<NVVM::WgmmaFenceAlignedOp>(op)) {
         callSim(module, ob, l, kWgmmaFenceFn, simCtx);

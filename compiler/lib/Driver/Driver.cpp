@@ -482,6 +482,27 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
   return mod;
 }
 
+/// The tensor maps a lowered kernel takes (`tile.tensor_maps`).
+std::vector<TensorMapArg> tensorMapsOf(mlir::gpu::GPUFuncOp f,
+                                       const std::vector<AbiArg> &abi) {
+  std::vector<TensorMapArg> maps;
+  auto attr = f->getAttrOfType<mlir::ArrayAttr>("tile.tensor_maps");
+  if (!attr)
+    return maps;
+  for (mlir::Attribute a : attr) {
+    auto d = mlir::cast<mlir::DictionaryAttr>(a);
+    TensorMapArg m;
+    m.arg = int(d.getAs<mlir::IntegerAttr>("source").getInt());
+    llvm::append_range(m.box,
+                       d.getAs<mlir::DenseI64ArrayAttr>("box").asArrayRef());
+    m.swizzle = int(d.getAs<mlir::IntegerAttr>("swizzle").getInt());
+    if (m.arg >= 0 && size_t(m.arg) < abi.size())
+      m.param = abi[size_t(m.arg)].param;
+    maps.push_back(std::move(m));
+  }
+  return maps;
+}
+
 std::string printOp(mlir::Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -523,9 +544,12 @@ driver::emit(const SourceModule &module, const std::string &kernel,
       return printOp(*mod);
     int64_t tileShared = gpu::sharedBytes(*mod);
     int blockSize = 0;
+    std::vector<TensorMapArg> tensorMaps;
     mod->walk([&](mlir::gpu::GPUFuncOp f) {
       if (auto known = f.getKnownBlockSizeAttr())
         blockSize = known[0];
+      if (f.getName() == kernel)
+        tensorMaps = tensorMapsOf(f, meta.abi);
     });
     t0 = std::chrono::steady_clock::now();
     auto ptx = gpu::translateToPTX(*mod, arch);
@@ -572,6 +596,7 @@ driver::emit(const SourceModule &module, const std::string &kernel,
       resources->assembler = cuda::assemblerBackendName(cubin->backend);
       resources->oneBlockPerSmHint = minBlocksHint;
       resources->registerCap = registerCap;
+      resources->tensorMaps = std::move(tensorMaps);
     }
     return std::move(cubin->cubin);
   }
@@ -659,6 +684,7 @@ struct SimExecutable::Impl {
   std::vector<std::string> sites;
   int64_t blockSize = 128;
   std::array<int64_t, 3> gridBound{kNoGridBound, kNoGridBound, kNoGridBound};
+  std::vector<TensorMapArg> tensorMaps;
   StageTimes times;
 };
 
@@ -673,6 +699,9 @@ const std::vector<std::string> &SimExecutable::accessSites() const {
   return impl_->sites;
 }
 const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
+const std::vector<TensorMapArg> &SimExecutable::tensorMaps() const {
+  return impl_->tensorMaps;
+}
 const std::array<int64_t, 3> &SimExecutable::gridBound() const {
   return impl_->gridBound;
 }
@@ -697,6 +726,7 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
       impl->blockSize = known[0];
     if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
       impl->sharedBytes = a.getInt();
+    impl->tensorMaps = tensorMapsOf(f, impl->abi);
     attributions = f.getNumWorkgroupAttributions();
     auto bound = [&](mlir::gpu::Dimension d, std::optional<llvm::APInt> ub) {
       auto &b = impl->gridBound[static_cast<int>(d)];

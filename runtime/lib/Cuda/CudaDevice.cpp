@@ -204,6 +204,55 @@ Status CudaDevice::synchronize() const {
   return Status::ok();
 }
 
+Status CudaDevice::encodeTensorMap(CuTensorMap *map, DType dtype, int rank,
+                                   void *address, const uint64_t *dims,
+                                   const uint64_t *strides,
+                                   const unsigned *box, int swizzle) const {
+  if (!api_->cuTensorMapEncodeTiled)
+    return unavailable("the CUDA driver '%s' has no cuTensorMapEncodeTiled "
+                       "(TMA copies need a CUDA 12 driver or later)",
+                       api_->path.c_str());
+  int type = -1;
+  switch (dtype) {
+  case DType::F16:
+    type = kCuTensorMapFloat16;
+    break;
+  case DType::BF16:
+    type = kCuTensorMapBfloat16;
+    break;
+  case DType::F32:
+    type = kCuTensorMapFloat32;
+    break;
+  case DType::I32:
+    type = kCuTensorMapInt32;
+    break;
+  case DType::I64:
+    type = kCuTensorMapInt64;
+    break;
+  default:
+    if (dtypeSize(dtype) == 1)
+      type = kCuTensorMapUint8; // fp8 and 8-bit integers: raw bytes
+    break;
+  }
+  if (type < 0)
+    return invalidArgument("TMA copies of %s tensors are not supported",
+                           dtypeName(dtype));
+  int mode = swizzle == 128  ? kCuTensorMapSwizzle128B
+             : swizzle == 64 ? kCuTensorMapSwizzle64B
+             : swizzle == 32 ? kCuTensorMapSwizzle32B
+                             : kCuTensorMapSwizzleNone;
+  const unsigned elementStrides[5] = {1, 1, 1, 1, 1};
+  const unsigned long long *d =
+      reinterpret_cast<const unsigned long long *>(dims);
+  const unsigned long long *st =
+      reinterpret_cast<const unsigned long long *>(strides);
+  TESSERA_CU_RETURN_IF_ERROR(*api_, cuTensorMapEncodeTiled, map, type,
+                             unsigned(rank), address, d, st, box,
+                             elementStrides, /*interleave=*/0, mode,
+                             kCuTensorMapL2Promotion256B, /*oobFill=*/0);
+  return Status::ok();
+}
+
 StatusOr<DeviceBuffer> CudaDevice::allocate(size_t bytes) const {
   TESSERA_RETURN_IF_ERROR(makeCurrent());
   CuDevicePtr ptr = 0;

@@ -14,6 +14,7 @@
 #define TESSERA_RUNTIME_CUDA_CUDADEVICE_H
 
 #include "Cuda/CudaDriver.h"
+#include "tessera/Support/DType.h"
 
 #include <cstdint>
 #include <memory>
@@ -171,6 +172,16 @@ public:
                 void **params) const;
   /// Waits for all work on the device.
   Status synchronize() const;
+  /// Encodes the tiled tensor map of a TMA copy (cuTensorMapEncodeTiled):
+  /// `rank` dimensions innermost first, `strides` the rank - 1 byte
+  /// strides of dimensions 1 and up, `swizzle` its span in bytes (0, 32,
+  /// 64, 128); zeros outside the tensor, 256-byte L2 promotion.
+  /// UNAVAILABLE with a driver older than CUDA 12, INVALID_ARGUMENT for a
+  /// dtype TMA cannot copy or a geometry the driver refuses.
+  Status encodeTensorMap(CuTensorMap *map, DType dtype, int rank,
+                         void *address, const uint64_t *dims,
+                         const uint64_t *strides, const unsigned *box,
+                         int swizzle) const;
 
   StatusOr<DeviceBuffer> allocate(size_t bytes) const;
   /// Copies; with a stream the copy is asynchronous on it.

@@ -21,6 +21,8 @@ StatusOr<CudaDriverApi> bindCudaDriver() {
 #define TESSERA_CUDA_SYMBOL(name, returnType, params)                          \
   TESSERA_RETURN_IF_ERROR(lib.bind(#name, api.name));
 #include "Cuda/CudaDriverSymbols.def"
+  // Optional: a driver older than CUDA 12 runs kernels without TMA.
+  (void)lib.bind("cuTensorMapEncodeTiled", api.cuTensorMapEncodeTiled);
   api.path = lib.path();
   CuResult rc = api.cuInit(0);
   if (rc != kCudaSuccess) {

@@ -61,11 +61,41 @@ enum CuFunctionAttribute : int {
 inline constexpr unsigned kCuStreamNonBlocking = 1;
 inline constexpr unsigned kCuEventDefault = 0;
 
+/// CUtensorMap: 128 opaque bytes, 128-byte aligned as CUDA 13 declares it.
+struct alignas(128) CuTensorMap {
+  unsigned long long opaque[16];
+};
+/// The CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion
+/// values Tessera uses (interleave and OOB fill: 0, none).
+enum CuTensorMapDataType : int {
+  kCuTensorMapUint8 = 0,
+  kCuTensorMapUint16 = 1,
+  kCuTensorMapUint32 = 2,
+  kCuTensorMapInt32 = 3,
+  kCuTensorMapInt64 = 5,
+  kCuTensorMapFloat16 = 6,
+  kCuTensorMapFloat32 = 7,
+  kCuTensorMapBfloat16 = 9,
+};
+enum CuTensorMapSwizzle : int {
+  kCuTensorMapSwizzleNone = 0,
+  kCuTensorMapSwizzle32B = 1,
+  kCuTensorMapSwizzle64B = 2,
+  kCuTensorMapSwizzle128B = 3,
+};
+inline constexpr int kCuTensorMapL2Promotion256B = 3;
+
 /// The bound driver entry points.
 struct CudaDriverApi {
 #define TESSERA_CUDA_SYMBOL(name, returnType, params)                          \
   returnType(*name) params = nullptr;
 #include "Cuda/CudaDriverSymbols.def"
+  /// CUDA 12 and later (null before): tensor maps for TMA copies.
+  CuResult (*cuTensorMapEncodeTiled)(CuTensorMap *, int, unsigned,
+                                     void *, const unsigned long long *,
+                                     const unsigned long long *,
+                                     const unsigned *, const unsigned *, int,
+                                     int, int, int) = nullptr;
   /// Where libcuda was loaded from.
   std::string path;
 };

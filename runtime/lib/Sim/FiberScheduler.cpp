@@ -117,6 +117,9 @@ struct Scheduler {
     int64_t count = 0, pending = 0, tx = 0, phase = 0;
   };
   std::vector<Mbarrier> mbarriers;
+  /// Per shared byte a TMA copy wrote: ((mbarrier + 1) << 32) | the phase
+  /// its bytes complete, 0 for none; readers must have waited for it.
+  std::vector<uint64_t> tmaWrites;
   std::vector<std::pair<int64_t, int64_t>> mbarrierGroups; ///< (site, first)
   bool failed = false;
   Status error = Status::ok();
@@ -381,6 +384,134 @@ extern "C" void tessera_sim_mbarrier_wait_parity(int64_t context, int64_t id,
   consumeMbarrierPhase(f, id, site);
 }
 
+namespace {
+
+/// Whether `f` has waited on mbarrier `id` for phase `phase` (or a later
+/// one).
+bool waitedFor(const Fiber *f, int64_t id, int64_t phase) {
+  const std::vector<int64_t> &seen = f->mbarrierConsumed;
+  return size_t(id) < seen.size() && seen[size_t(id)] >= phase;
+}
+
+/// Fails the launch when `f` reads shared byte `off`, which a TMA copy
+/// wrote, before waiting for the mbarrier phase that copy completes.
+bool checkTmaRead(Fiber *f, int64_t off, int64_t site) {
+  Scheduler &s = *f->sched;
+  if (s.tmaWrites.empty() || size_t(off) >= s.tmaWrites.size())
+    return true;
+  uint64_t w = s.tmaWrites[size_t(off)];
+  if (!w)
+    return true;
+  int64_t id = int64_t(w >> 32) - 1, phase = int64_t(w & 0xffffffffu);
+  if (waitedFor(f, id, phase))
+    return true;
+  s.fail(StatusCode::kFailedPrecondition,
+         "sim: thread " + std::to_string(f->tid) + " reads shared byte offset " +
+             std::to_string(off) +
+             " that a TMA copy writes before waiting on mbarrier " +
+             std::to_string(id) + " for the phase that copy completes (phase " +
+             std::to_string(phase) + ", parity " + std::to_string(phase % 2) +
+             ") in " + s.where() + ": " + s.site(site));
+  return false;
+}
+
+} // namespace
+
+extern "C" void tessera_sim_tma_load(int64_t context, int64_t map, int64_t id,
+                                     int64_t dst, int64_t c0, int64_t c1,
+                                     int64_t c2, int64_t c3, int64_t c4,
+                                     int64_t predicate, int64_t site) {
+  Fiber *f = fiberOf(context);
+  Scheduler &s = *f->sched;
+  if (!predicate || s.failed)
+    return;
+  Scheduler::Mbarrier *b = mbarrier(f, id, site, "cp.async.bulk.tensor");
+  if (!b)
+    return;
+  const BlockLaunch &l = *s.launch;
+  auto fail = [&](const std::string &what) {
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: cp.async.bulk.tensor " + what + " in " + s.where() +
+               ", thread " + std::to_string(f->tid) + ": " + s.site(site));
+  };
+  const auto *m = reinterpret_cast<const SimTensorMap *>(map);
+  if (!m || m->rank < 1 || m->rank > 5 || m->elementBytes < 1 ||
+      (m->swizzle != 0 && m->swizzle != 32 && m->swizzle != 64 &&
+       m->swizzle != 128))
+    return fail("with an invalid tensor map");
+  const int64_t rank = m->rank, eb = m->elementBytes;
+  const int64_t rowBytes = m->box[0] * eb;
+  if (m->swizzle && rowBytes > m->swizzle)
+    return fail("with a box row of " + std::to_string(rowBytes) +
+                " bytes, wider than its " + std::to_string(m->swizzle) +
+                "-byte swizzle");
+  int64_t rows = 1;
+  for (int64_t d = 1; d < rank; ++d)
+    rows *= m->box[d];
+  const int64_t total = rowBytes * rows;
+  const int64_t off = dst - int64_t(reinterpret_cast<uintptr_t>(l.arena));
+  if (!l.arena || off < 0 || off + total > l.arenaBytes)
+    return fail("to shared offset " + std::to_string(off) + " (" +
+                std::to_string(total) + " bytes), outside the " +
+                std::to_string(l.arenaBytes) + "-byte arena");
+  if (off % 128)
+    return fail("to shared offset " + std::to_string(off) +
+                ", not 128-byte aligned");
+  const int64_t coord[5] = {c0, c1, c2, c3, c4};
+  auto swizzled = [&](int64_t a) {
+    return m->swizzle ? a ^ (((a >> 7) & (m->swizzle / 16 - 1)) << 4) : a;
+  };
+  // What the destination held: wgmma operands not yet retired and other
+  // threads' accesses in this barrier epoch make the copy a race; the
+  // copy itself is no thread's access afterwards (readers are ordered by
+  // the mbarrier, see checkTmaRead).
+  auto *base = static_cast<unsigned char *>(const_cast<unsigned char *>(l.arena));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < rowBytes; x += 16) {
+      int64_t a = swizzled(off + r * rowBytes + x);
+      tessera_sim_access(context, int64_t(uintptr_t(base + a)),
+                         std::min<int64_t>(16, rowBytes - x), 1, site);
+      if (s.failed)
+        return;
+      for (int64_t w = a; w < a + std::min<int64_t>(16, rowBytes - x); ++w)
+        if (size_t(w) < s.shadowPtr->size())
+          (*s.shadowPtr)[size_t(w)].writer = -1;
+    }
+  if (s.tmaWrites.empty())
+    s.tmaWrites.assign(size_t(l.arenaBytes), 0);
+  const uint64_t mark = (uint64_t(id + 1) << 32) | uint64_t(b->phase);
+  int64_t idx[5] = {0, 0, 0, 0, 0};
+  for (int64_t r = 0; r < rows; ++r) {
+    // The row's coordinates along dimensions 1 and up.
+    for (int64_t d = 1, q = r; d < rank; ++d) {
+      idx[d] = q % m->box[d];
+      q /= m->box[d];
+    }
+    for (int64_t i = 0; i < m->box[0]; ++i) {
+      idx[0] = i;
+      bool inside = true;
+      int64_t src = m->base;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t g = coord[d] + idx[d];
+        inside &= g >= 0 && g < m->dims[d];
+        src += g * m->strides[d];
+      }
+      int64_t a = swizzled(off + r * rowBytes + i * eb);
+      if (inside)
+        std::memcpy(base + a, reinterpret_cast<const void *>(src), size_t(eb));
+      else
+        std::memset(base + a, 0, size_t(eb));
+      for (int64_t w = a; w < a + eb; ++w)
+        s.tmaWrites[size_t(w)] = mark;
+    }
+  }
+  b->tx -= total;
+  if (b->pending == 0 && b->tx == 0) {
+    ++b->phase;
+    b->pending = b->count;
+  }
+}
+
 extern "C" void tessera_sim_fault(int64_t context, int64_t site,
                                   int64_t reason) {
   Fiber *f = fiberOf(context);
@@ -424,6 +555,13 @@ extern "C" void tessera_sim_access(int64_t context, int64_t address,
               "wgmma.wait_group of every thread of the warpgroup has retired "
               "it) in " +
               s.where() + " (" + s.site(site) + ")");
+    }
+  if (!s.tmaWrites.empty())
+    for (int64_t w = off; w < off + bytes && w < l.arenaBytes; ++w) {
+      if (kind == 1)
+        s.tmaWrites[size_t(w)] = 0;
+      else if (!checkTmaRead(f, w, site))
+        return;
     }
   for (int64_t w = off; w < off + bytes; ++w) {
     if (size_t(w) >= s.shadowPtr->size())
@@ -876,6 +1014,7 @@ void runWgmma(Fiber *const *lanes) {
   auto value = [&](uint16_t bits) {
     return format == 0 ? f16BitsToF32(bits) : bf16BitsToF32(bits);
   };
+  std::vector<uint64_t> tmaChecked;
   // Operand element (mn, k), its read reported to the race checker as by
   // the warpgroup's first thread.
   auto load = [&](uint64_t desc, int64_t mn, int64_t k, bool mnMajor,
@@ -895,6 +1034,16 @@ void runWgmma(Fiber *const *lanes) {
     const auto *p = static_cast<const unsigned char *>(l.arena) + off;
     for (int64_t b = off; b < off + 2; ++b)
       s.wgmmaReads[size_t(b)] = (uint64_t(product) << 8) | (group + 1);
+    // Bytes a TMA copy wrote: every thread of the warpgroup must have
+    // waited for the copy's mbarrier phase (checked once per phase).
+    if (!s.tmaWrites.empty() && s.tmaWrites[size_t(off)] &&
+        std::find(tmaChecked.begin(), tmaChecked.end(),
+                  s.tmaWrites[size_t(off)]) == tmaChecked.end()) {
+      for (int64_t t = 0; t < kWarpgroupSize; ++t)
+        if (!checkTmaRead(lanes[t], off, lanes[0]->syncSite))
+          return false;
+      tmaChecked.push_back(s.tmaWrites[size_t(off)]);
+    }
     int64_t ctx;
     const Fiber *first = lanes[0];
     std::memcpy(&ctx, &first, sizeof ctx);
@@ -939,6 +1088,7 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
       {"tessera_sim_wgmma", reinterpret_cast<void *>(&tessera_sim_wgmma)},
       {"tessera_sim_wgmma_read",
        reinterpret_cast<void *>(&tessera_sim_wgmma_read)},
+      {"tessera_sim_tma_load", reinterpret_cast<void *>(&tessera_sim_tma_load)},
       {"tessera_sim_mbarrier_create",
        reinterpret_cast<void *>(&tessera_sim_mbarrier_create)},
       {"tessera_sim_mbarrier_init",

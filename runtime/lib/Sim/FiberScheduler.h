@@ -81,6 +81,31 @@ extern "C" int64_t tessera_sim_mbarrier_test_wait(int64_t context, int64_t id,
                                                   int64_t token, int64_t site);
 extern "C" void tessera_sim_mbarrier_wait_parity(int64_t context, int64_t id,
                                                  int64_t parity, int64_t site);
+/// A tensor map as the sim's TMA copies read it: the runtime fills one per
+/// tensor-map kernel argument, whose slot holds its address. Dimensions are
+/// innermost first, as cuTensorMapEncodeTiled takes them.
+struct SimTensorMap {
+  int64_t base = 0; ///< address of element (0, ..., 0)
+  int64_t rank = 0;
+  int64_t dims[5] = {0, 0, 0, 0, 0};    ///< elements
+  int64_t strides[5] = {0, 0, 0, 0, 0}; ///< bytes (strides[0]: the element)
+  int64_t box[5] = {0, 0, 0, 0, 0};     ///< elements
+  int64_t elementBytes = 0;
+  int64_t swizzle = 0; ///< bytes: 0, 32, 64 or 128
+};
+/// cp.async.bulk.tensor (nvgpu.tma.async.load) of the box at coordinates
+/// c0..c4 (innermost first) of the tensor `map` describes into shared
+/// memory at `dst`: elements outside the tensor are zeros, rows are laid
+/// out densely and swizzled on the address bits as the hardware does. The
+/// copy lands at once and completes its bytes on mbarrier `id`; until a
+/// thread has waited for the phase it completes, that thread reading the
+/// destination fails the launch (as does the copy overwriting bytes a
+/// wgmma still reads or another thread accessed in the same barrier
+/// epoch).
+extern "C" void tessera_sim_tma_load(int64_t context, int64_t map, int64_t id,
+                                     int64_t dst, int64_t c0, int64_t c1,
+                                     int64_t c2, int64_t c3, int64_t c4,
+                                     int64_t predicate, int64_t site);
 /// wgmma.fence / commit_group / wait_group N of the issuing thread.
 extern "C" void tessera_sim_wgmma_fence(int64_t context);
 extern "C" void tessera_sim_wgmma_commit(int64_t context);

@@ -1,4 +1,5 @@
 // RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-assign-layouts{warpgroup-mma=true}),tessera-distribute-tiles{warpgroup-mma=true},canonicalize,cse)' | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-assign-layouts{warpgroup-mma=true}),tessera-distribute-tiles{warpgroup-mma=true tensor-copies=false},canonicalize,cse)' | FileCheck %s --check-prefix=CPASYNC
 
 // sm_90a: a 64x128 accumulator on four warps lays every warp along M (one
 // warpgroup, 64 rows) and the K loop's dot becomes wgmma m64n128k16 on
@@ -8,19 +9,43 @@
 // LBO (the atom stride) 4096. Each ring has num_stages slots (one more
 // than the mma.sync ring) so that the copies never overwrite the slot the
 // products still in flight read; every shared block starts on a
-// 1024-byte boundary. Per iteration: the copies made visible to the async
-// proxy before the barrier, one fence, two K steps, one commit group, and
-// a wait that leaves that group in flight; the loop waits for all after it.
+// 1024-byte boundary. Per iteration: one fence, two K steps, one commit
+// group, and a wait that leaves that group in flight; the loop waits for
+// all after it.
+//
+// The copies go through TMA: a tensor map per operand block (A: one 64x32
+// box, 64-byte swizzle; B: 32x64 boxes, 128-byte swizzle) appended to the
+// kernel's arguments and described in tile.tensor_maps; one mbarrier per
+// slot, initialised by thread 0; thread 0 announces the stage's 12288
+// bytes and issues one copy per atom (coordinates innermost first) for
+// iterations that run; every thread waits on the slot's mbarrier with the
+// ring pass's parity, flipped when the slot wraps.
 // CHECK-LABEL: gpu.func @gemm
+// CHECK-SAME: %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: tile.shared_bytes = 36864
+// CHECK-SAME: tile.tensor_maps = [{box = array<i64: 64, 32>, source = 0 : i64, swizzle = 64 : i64}, {box = array<i64: 32, 64>, source = 1 : i64, swizzle = 128 : i64}]
 // CHECK-DAG: %[[DESCB:.*]] = arith.constant 4611686293322072064 : i64
 // CHECK-DAG: %[[DESCA:.*]] = arith.constant -9223371899415756800 : i64
-// CHECK-DAG: memref.view %{{.*}}[%c0][] : {{.*}} to memref<6144xf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: memref.view %{{.*}}[%c12288][] : {{.*}} to memref<12288xf16, #gpu.address_space<workgroup>>
-// CHECK: scf.for
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-DAG: %[[TA:.*]] = builtin.unrealized_conversion_cast %[[MAPA]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<64x32xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_64b
+// CHECK-DAG: %[[TB:.*]] = builtin.unrealized_conversion_cast %[[MAPB]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<32x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: %[[BARS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK: %[[LEAD:.*]] = arith.cmpi eq, %thread_id_x, %c0
+// CHECK-COUNT-3: nvgpu.mbarrier.init %[[BARS]][%{{.*}}], %c1, predicate = %[[LEAD]]
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
+// CHECK: %[[GO:.*]] = arith.andi %{{.*}}, %[[LEAD]] : i1
+// CHECK-NEXT: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%c0], %c12288, predicate = %[[GO]]
+// CHECK: nvgpu.tma.async.load %[[TA]][%c0, %c0], %[[BARS]][%c0] to %{{.*}}, predicate = %[[GO]]
+// CHECK: nvgpu.tma.async.load %[[TB]][%c0, %c0], %[[BARS]][%c0] to %{{.*}}, predicate = %[[GO]]
+// CHECK: nvgpu.tma.async.load %[[TB]][%c64, %c0], %[[BARS]][%c0] to %{{.*}}, predicate = %[[GO]]
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[SLOT:.*]] = %c0, %[[PARITY:.*]] = %false)
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[BARS]][%[[SLOT]]], %[[PARITY]], %{{.*}}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%[[NEXT:.*]]], %c12288
+// CHECK: nvgpu.tma.async.load %[[TA]][%[[K:.*]], %c0], %[[BARS]][%[[NEXT]]]
+// CHECK: nvgpu.tma.async.load %[[TB]][%c0, %[[K]]], %[[BARS]][%[[NEXT]]]
+// CHECK: nvgpu.tma.async.load %[[TB]][%c64, %[[K]]], %[[BARS]][%[[NEXT]]]
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: nvvm.wgmma.fence.aligned
@@ -28,9 +53,30 @@
 // CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: scf.yield
+// CHECK: %[[WRAP:.*]] = arith.cmpi eq, %{{.*}}, %c3 : index
+// CHECK: %[[FLIP:.*]] = arith.xori %[[PARITY]], %[[WRAP]] : i1
+// CHECK: scf.yield {{.*}}, %[[FLIP]] :
+// CHECK-NOT: nvgpu.device_async_wait
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: gpu.return
+
+// Without tensor copies: cp.async into the same swizzled slots, made
+// visible to the async proxy before the barrier.
+// CPASYNC-LABEL: gpu.func @gemm
+// CPASYNC-NOT: tile.tensor_maps
+// CPASYNC-DAG: memref.view %{{.*}}[%c0][] : {{.*}} to memref<6144xf16, #gpu.address_space<workgroup>>
+// CPASYNC-DAG: memref.view %{{.*}}[%c12288][] : {{.*}} to memref<12288xf16, #gpu.address_space<workgroup>>
+// CPASYNC-NOT: nvgpu.mbarrier
+// CPASYNC: scf.for
+// CPASYNC: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CPASYNC-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CPASYNC-NEXT: gpu.barrier
+// CPASYNC: nvgpu.device_async_copy
+// CPASYNC: nvvm.wgmma.commit.group.sync.aligned
+// CPASYNC-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CPASYNC: scf.yield
+// CPASYNC: nvvm.wgmma.wait.group.sync.aligned 0
+// CPASYNC: gpu.return
 func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
   %c0 = arith.constant 0 : i64
   %c32 = arith.constant 32 : i64

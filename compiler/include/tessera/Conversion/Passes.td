@@ -219,7 +219,20 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       tensor cores). The products are written by hand in NVVM rather than
       through `nvgpu.warpgroup.mma`, which keeps the accumulator opaque,
       bundles its own fence and wait, and takes its operands from TMA
-      tensor maps only;
+      tensor maps only. With `tensor-copies` as well, the pipelined
+      copies of those operands in a loop that no other loop encloses go
+      through the tensor memory accelerator instead of `cp.async`: one
+      `nvgpu.tma.async.load` per atom into the ring slot, issued by thread
+      0 after an `mbarrier.arrive.expect_tx` of the stage's bytes on the
+      slot's mbarrier; every thread waits on that mbarrier with the
+      phase parity of the ring's pass (flipped each time it wraps). Each
+      tensor map is one more kernel argument (`!llvm.ptr`, a 128-byte
+      grid constant once lowered to NVVM) appended after the others;
+      `tile.tensor_maps` on the kernel says, per added argument, the
+      argument whose tensor it maps, the box and the swizzle, for the
+      runtime to encode (`cuTensorMapEncodeTiled`). The argument is cast
+      to `!nvgpu.tensormap.descriptor` because gpu-to-nvvm has no
+      conversion for that type as a kernel argument;
     - scalar code runs on every thread; scalar code that writes memory
       (atomics) runs on thread 0.
 
@@ -238,7 +251,10 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
            "the limit is left unlowered with its need in "
            "`tile.tile_registers` (0: no limit)">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
-           "Lower dots on shared-memory operands to wgmma (sm_90a)">
+           "Lower dots on shared-memory operands to wgmma (sm_90a)">,
+    Option<"tensorCopies", "tensor-copies", "bool", "true",
+           "With warpgroup-mma: copy the operand blocks of pipelined "
+           "wgmma loops with TMA (cp.async.bulk.tensor) and mbarriers">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

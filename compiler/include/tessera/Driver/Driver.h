@@ -109,6 +109,17 @@ enum class EmitKind {
   Cubin     ///< The PTX assembled for the architecture (ELF bytes).
 };
 
+/// A tensor map a GPU kernel receives after its other arguments, for its
+/// TMA copies: the runtime encodes one per entry, in order, from the
+/// tensor of kernel argument `arg` (an index into the ABI arguments), the
+/// kernel parameter `param` (-1 when the ABI is not known).
+struct TensorMapArg {
+  int arg = 0;
+  int param = -1;
+  std::vector<int64_t> box; ///< box extents, in the tensor's dimension order
+  int swizzle = 0;          ///< swizzle span in bytes: 0, 32, 64 or 128
+};
+
 /// Registers, memory and spills of a GPU kernel as reported by the assembler
 /// (plain numbers; see tessera/Target/CUDA/ResourceUsage.h).
 struct GpuResources {
@@ -127,6 +138,8 @@ struct GpuResources {
   /// The `.maxnreg` the cubin was assembled with to fit one more block per
   /// SM (0: none; see emit()).
   int registerCap = 0;
+  /// The tensor maps the kernel takes after its arguments.
+  std::vector<TensorMapArg> tensorMaps;
 };
 
 /// Options of the GPU stages of `emit`.
@@ -199,6 +212,9 @@ public:
   /// the site id passed to tessera_sim_fault / tessera_sim_access.
   const std::vector<std::string> &accessSites() const;
   const std::vector<AbiArg> &abi() const;
+  /// The tensor maps the kernel takes after its arguments (one slot each:
+  /// the address of a SimTensorMap).
+  const std::vector<TensorMapArg> &tensorMaps() const;
   /// The most program instances per grid axis the code allows (the
   /// `upper_bound`s of its block ids; kNoGridBound where it has none). A
   /// launch beyond it breaks what the code was compiled to assume.

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -236,6 +237,24 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
     else if (auto cbr = mlir::dyn_cast<mlir::LLVM::CondBrOp>(op))
       cbr.setLoopAnnotationAttr(ann);
     op->removeAttr("llvm.loop_annotation");
+  });
+  // Tensor maps (`tile.tensor_maps`, the kernel's last arguments) are
+  // 128-byte kernel parameters read in place: byval grid constants, whose
+  // address the TMA instructions take (gpu-to-nvvm keeps neither
+  // attribute on a gpu.func argument).
+  module.walk([](mlir::LLVM::LLVMFuncOp f) {
+    auto maps = f->getAttrOfType<mlir::ArrayAttr>("tile.tensor_maps");
+    if (!maps)
+      return;
+    mlir::MLIRContext *ctx = f.getContext();
+    unsigned n = f.getNumArguments();
+    for (unsigned i = n - maps.size(); i < n; ++i) {
+      f.setArgAttr(i, mlir::LLVM::LLVMDialect::getByValAttrName(),
+                   mlir::TypeAttr::get(mlir::LLVM::LLVMArrayType::get(
+                       mlir::IntegerType::get(ctx, 8), 128)));
+      f.setArgAttr(i, mlir::NVVM::NVVMDialect::getGridConstantAttrName(),
+                   mlir::UnitAttr::get(ctx));
+    }
   });
   // The dynamic shared-memory arena must be an *external* zero-length
   // array (`.extern .shared .b8 x[]` in PTX) so that it denotes the memory
