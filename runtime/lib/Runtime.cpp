@@ -525,10 +525,10 @@ StatusOr<TensorMapGeometry> tensorMapGeometry(const TensorView &t,
     // A dimension of one element is never stepped along: any stride past
     // the inner ones describes it.
     if (t.shape[d] <= 1)
-      bytes = int64_t((g.strides[inner - 1] * std::max<uint64_t>(
-                                                  g.dims[inner - 1], 1) +
-                       15) /
-                      16 * 16);
+      bytes = int64_t(
+          (g.strides[inner - 1] * std::max<uint64_t>(g.dims[inner - 1], 1) +
+           15) /
+          16 * 16);
     if (bytes <= 0 || bytes % 16 || bytes >= (int64_t(1) << 40))
       return refuse("dimension " + std::to_string(d) + " has a stride of " +
                     std::to_string(bytes) +
@@ -559,8 +559,7 @@ Status Kernel::Impl::launchSim(const std::vector<Arg> &args,
   std::vector<int64_t> slots = argSlots;
   for (size_t i = 0; i < maps.size(); ++i) {
     const driver::TensorMapArg &m = exe->tensorMaps()[i];
-    TESSERA_ASSIGN_OR_RETURN(auto tensor,
-                             tensorOfParam(args, m.param));
+    TESSERA_ASSIGN_OR_RETURN(auto tensor, tensorOfParam(args, m.param));
     TESSERA_ASSIGN_OR_RETURN(
         TensorMapGeometry g,
         tensorMapGeometry(*tensor.first, m, name, tensor.second));
@@ -686,11 +685,13 @@ Kernel::Impl::cudaVariant(const VariantKey &key) {
           return internalError("kernel '%s': no block size from the GPU "
                                "mapping",
                                name.c_str());
-        if (exe->sharedBytes > dev->properties().maxSharedPerBlockOptin)
+        // Dynamic (the tiles) and static (mbarriers) shared memory.
+        if (exe->sharedBytes + r.sharedBytes >
+            dev->properties().maxSharedPerBlockOptin)
           return Status(
               StatusCode::kResourceExhausted,
               "kernel '" + name + "' needs " +
-                  std::to_string(exe->sharedBytes) +
+                  std::to_string(exe->sharedBytes + r.sharedBytes) +
                   " bytes of shared memory per block; the device "
                   "allows " +
                   std::to_string(dev->properties().maxSharedPerBlockOptin));
@@ -772,17 +773,16 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   std::vector<cuda::CuTensorMap> maps(exe->tensorMaps.size());
   for (size_t i = 0; i < maps.size(); ++i) {
     const driver::TensorMapArg &m = exe->tensorMaps[i];
-    TESSERA_ASSIGN_OR_RETURN(auto tensor,
-                             tensorOfParam(deviceArgs, m.param));
+    TESSERA_ASSIGN_OR_RETURN(auto tensor, tensorOfParam(deviceArgs, m.param));
     TESSERA_ASSIGN_OR_RETURN(
         TensorMapGeometry g,
         tensorMapGeometry(*tensor.first, m, name, tensor.second));
-    TESSERA_RETURN_IF_ERROR(
-        dev->encodeTensorMap(&maps[i], tensor.first->dtype, g.rank,
-                             tensor.first->data, g.dims, g.strides + 1, g.box,
-                             m.swizzle),
-        "kernel '%s': the tensor map of parameter '%s'", name.c_str(),
-        tensor.second.c_str());
+    TESSERA_RETURN_IF_ERROR(dev->encodeTensorMap(&maps[i], tensor.first->dtype,
+                                                 g.rank, tensor.first->data,
+                                                 g.dims, g.strides + 1, g.box,
+                                                 m.swizzle),
+                            "kernel '%s': the tensor map of parameter '%s'",
+                            name.c_str(), tensor.second.c_str());
     params.push_back(&maps[i]);
   }
   // The arena descriptor the sim passes is not a kernel parameter here:

@@ -290,7 +290,9 @@ std::map<std::string, double> bench::analyzeSass(const SassFunction &fn) {
     count(fn, main->begin, main->end, "loop.", out);
     out["barriersPerIteration"] = out["loop.bar"];
   }
-  if (out["globalBytes"] > 0)
+  // Bulk and tensor copies (TMA) move bytes per block, not per thread, in
+  // amounts the code does not show: with them the figure is undefined.
+  if (out["globalBytes"] > 0 && out["tma"] == 0)
     out["instrPerGlobalByte"] = out["instructions"] / out["globalBytes"];
   if (main && out["loop.mma"] > 0)
     out["instrPerMma"] = out["loop.instructions"] / out["loop.mma"];

@@ -1886,8 +1886,7 @@ bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
   return true;
 }
 
-bool KernelLowering::tensorCopy(LoadOp op, IRMapping &map,
-                                BlockArgument &src) {
+bool KernelLowering::tensorCopy(LoadOp op, IRMapping &map, BlockArgument &src) {
   if (!tensorCopies || !atomColumns.count(op) || !useAsyncCopy(op))
     return false;
   src = dyn_cast<BlockArgument>(map.lookup(op.getSource()));
@@ -1916,10 +1915,10 @@ Value KernelLowering::tensorMapFor(LoadOp op, BlockArgument src) {
   // A 128-byte CUtensorMap, 64-byte aligned, passed by value.
   (void)kernel.insertArgument(
       index, LLVM::LLVMPointerType::get(ctx),
-      DictionaryAttr::get(ctx, {NamedAttribute(
-                                   StringAttr::get(ctx, "llvm.align"),
-                                   IntegerAttr::get(IntegerType::get(ctx, 64),
-                                                    64))}),
+      DictionaryAttr::get(
+          ctx,
+          {NamedAttribute(StringAttr::get(ctx, "llvm.align"),
+                          IntegerAttr::get(IntegerType::get(ctx, 64), 64))}),
       l);
   auto wg = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -1928,8 +1927,9 @@ Value KernelLowering::tensorMapFor(LoadOp op, BlockArgument src) {
       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_32B;
   auto type = nvgpu::TensorMapDescriptorType::get(
-      ctx, MemRefType::get(box, t.getElementType(), MemRefLayoutAttrInterface(), wg), kind,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      ctx,
+      MemRefType::get(box, t.getElementType(), MemRefLayoutAttrInterface(), wg),
+      kind, nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
   Value descriptor = UnrealizedConversionCastOp::create(
@@ -2021,8 +2021,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     gpu::BarrierOp::create(b, l);
     for (Pipe &p : pipes)
       if (p.tma)
-        stageBytes += p.rows * p.cols *
-                      p.op.getType().getElementTypeBitWidth() / 8;
+        stageBytes +=
+            p.rows * p.cols * p.op.getType().getElementTypeBitWidth() / 8;
   }
   Value lb = map.lookup(loop.getLowerBound());
   Value ub = map.lookup(loop.getUpperBound());
@@ -2076,8 +2076,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         box.back() = atom;
         auto dstType = MemRefType::get(box, t.getElementType(),
                                        MemRefLayoutAttrInterface(), wgSpace);
-        Value shift = cast<memref::ViewOp>(p.buffer.getDefiningOp())
-                          .getByteShift();
+        Value shift =
+            cast<memref::ViewOp>(p.buffer.getDefiningOp()).getByteShift();
         Value slotShift = arith::AddIOp::create(
             ob, l, shift,
             arith::MulIOp::create(ob, l, slot,
@@ -2086,11 +2086,11 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         SmallVector<Value> offsets;
         for (Value o : p.op.getOffsets()) {
           Value v = m.lookup(o);
-          offsets.push_back(v.getType().isIndex()
-                                ? v
-                                : arith::IndexCastOp::create(
-                                      ob, l, ob.getIndexType(), v)
-                                      .getResult());
+          offsets.push_back(
+              v.getType().isIndex()
+                  ? v
+                  : arith::IndexCastOp::create(ob, l, ob.getIndexType(), v)
+                        .getResult());
         }
         for (int64_t a = 0; a * atom < p.cols; ++a) {
           Value dst = memref::ViewOp::create(
@@ -2140,7 +2140,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   for (Value v : loop.getInitArgs())
     inits.push_back(map.lookup(v));
   inits.push_back(cIndex(b, l, 0)); // the slot this iteration reads
-  if (anyTma) // the phase parity of its mbarrier
+  // With TMA, the phase parity of the slot's mbarrier.
+  if (anyTma)
     inits.push_back(arith::ConstantIntOp::create(b, l, b.getI1Type(), 0));
   auto nl = scf::ForOp::create(b, l, lb, ub, step, inits);
   nl.setUnsignedCmp(loop.getUnsignedCmp());
@@ -2165,9 +2166,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                   }));
   }
   if (anyTma)
-    nvgpu::MBarrierTryWaitParityOp::create(ib, l, bars, parity,
-                                           cIndex(ib, l, kMbarrierWaitTicks),
-                                           slot);
+    nvgpu::MBarrierTryWaitParityOp::create(
+        ib, l, bars, parity, cIndex(ib, l, kMbarrierWaitTicks), slot);
   gpu::BarrierOp::create(ib, l);
   // The copies run ring - 1 iterations ahead: slot + ring - 1, modulo
   // the slots.
@@ -2188,7 +2188,7 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         atomColumns.lookup(p.op)};
   map.map(loop.getInductionVar(), iv);
   for (auto [a, n] : llvm::zip(loop.getRegionIterArgs(),
-                              nl.getRegionIterArgs().drop_back(carried)))
+                               nl.getRegionIterArgs().drop_back(carried)))
     map.map(a, n);
   if (failed(lowerBlock(*loop.getBody(), ib, map)))
     return failure();
@@ -2200,9 +2200,9 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   next = arith::SelectOp::create(yb, l, wrap, cIndex(yb, l, 0), next);
   yield->insertOperands(yield->getNumOperands(), ValueRange{next});
   if (anyTma)
-    yield->insertOperands(yield->getNumOperands(),
-                          ValueRange{arith::XOrIOp::create(yb, l, parity,
-                                                           wrap)});
+    yield->insertOperands(
+        yield->getNumOperands(),
+        ValueRange{arith::XOrIOp::create(yb, l, parity, wrap)});
   for (Pipe &p : pipes)
     staged.erase(p.op.getResult());
   asyncDots.erase(inFlight);

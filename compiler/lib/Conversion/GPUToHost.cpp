@@ -528,8 +528,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             } else if (isa<vector::LoadOp, vector::StoreOp,
                            vector::TransferReadOp, vector::TransferWriteOp,
                            nvgpu::LdMatrixOp, nvgpu::DeviceAsyncCopyOp,
-                           nvgpu::TmaAsyncLoadOp,
-                           memref::LoadOp, memref::StoreOp,
+                           nvgpu::TmaAsyncLoadOp, memref::LoadOp,
+                           memref::StoreOp,
                            memref::ExtractAlignedPointerAsIndexOp>(owner)) {
               // Accesses whose result types do not depend on the memref's
               // address space read the view directly.

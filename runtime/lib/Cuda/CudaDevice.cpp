@@ -206,8 +206,8 @@ Status CudaDevice::synchronize() const {
 
 Status CudaDevice::encodeTensorMap(CuTensorMap *map, DType dtype, int rank,
                                    void *address, const uint64_t *dims,
-                                   const uint64_t *strides,
-                                   const unsigned *box, int swizzle) const {
+                                   const uint64_t *strides, const unsigned *box,
+                                   int swizzle) const {
   if (!api_->cuTensorMapEncodeTiled)
     return unavailable("the CUDA driver '%s' has no cuTensorMapEncodeTiled "
                        "(TMA copies need a CUDA 12 driver or later)",

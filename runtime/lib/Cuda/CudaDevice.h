@@ -178,10 +178,9 @@ public:
   /// 64, 128); zeros outside the tensor, 256-byte L2 promotion.
   /// UNAVAILABLE with a driver older than CUDA 12, INVALID_ARGUMENT for a
   /// dtype TMA cannot copy or a geometry the driver refuses.
-  Status encodeTensorMap(CuTensorMap *map, DType dtype, int rank,
-                         void *address, const uint64_t *dims,
-                         const uint64_t *strides, const unsigned *box,
-                         int swizzle) const;
+  Status encodeTensorMap(CuTensorMap *map, DType dtype, int rank, void *address,
+                         const uint64_t *dims, const uint64_t *strides,
+                         const unsigned *box, int swizzle) const;
 
   StatusOr<DeviceBuffer> allocate(size_t bytes) const;
   /// Copies; with a stream the copy is asynchronous on it.

@@ -91,8 +91,8 @@ struct CudaDriverApi {
   returnType(*name) params = nullptr;
 #include "Cuda/CudaDriverSymbols.def"
   /// CUDA 12 and later (null before): tensor maps for TMA copies.
-  CuResult (*cuTensorMapEncodeTiled)(CuTensorMap *, int, unsigned,
-                                     void *, const unsigned long long *,
+  CuResult (*cuTensorMapEncodeTiled)(CuTensorMap *, int, unsigned, void *,
+                                     const unsigned long long *,
                                      const unsigned long long *,
                                      const unsigned *, const unsigned *, int,
                                      int, int, int) = nullptr;

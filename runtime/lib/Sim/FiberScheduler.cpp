@@ -406,8 +406,8 @@ bool checkTmaRead(Fiber *f, int64_t off, int64_t site) {
   if (waitedFor(f, id, phase))
     return true;
   s.fail(StatusCode::kFailedPrecondition,
-         "sim: thread " + std::to_string(f->tid) + " reads shared byte offset " +
-             std::to_string(off) +
+         "sim: thread " + std::to_string(f->tid) +
+             " reads shared byte offset " + std::to_string(off) +
              " that a TMA copy writes before waiting on mbarrier " +
              std::to_string(id) + " for the phase that copy completes (phase " +
              std::to_string(phase) + ", parity " + std::to_string(phase % 2) +
@@ -465,7 +465,8 @@ extern "C" void tessera_sim_tma_load(int64_t context, int64_t map, int64_t id,
   // threads' accesses in this barrier epoch make the copy a race; the
   // copy itself is no thread's access afterwards (readers are ordered by
   // the mbarrier, see checkTmaRead).
-  auto *base = static_cast<unsigned char *>(const_cast<unsigned char *>(l.arena));
+  auto *base =
+      static_cast<unsigned char *>(const_cast<unsigned char *>(l.arena));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t x = 0; x < rowBytes; x += 16) {
       int64_t a = swizzled(off + r * rowBytes + x);

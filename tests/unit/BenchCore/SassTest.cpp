@@ -145,6 +145,23 @@ TEST(Sass, CountsTheKernelAndItsMainLoop) {
   }
 }
 
+TEST(Sass, TensorCopiesLeaveInstructionsPerByteUndefined) {
+  constexpr const char *text = R"(
+		Function : tma
+        /*0000*/                   UTMALDG.2D [UR8], [UR4] ;
+        /*0010*/                   LDG.E.64 R2, desc[UR4][R4.64] ;
+        /*0020*/                   STG.E.64 desc[UR4][R6.64], R2 ;
+        /*0030*/                   EXIT ;
+)";
+  auto fns = parseSass(text);
+  ASSERT_TRUE(fns.isOk());
+  std::map<std::string, double> m = analyzeSass((*fns)[0]);
+  EXPECT_EQ(m["tma"], 1);
+  EXPECT_EQ(m["globalBytes"], 16);
+  // The TMA copy's bytes are not in the code: no ratio.
+  EXPECT_EQ(m.count("instrPerGlobalByte"), 0u);
+}
+
 TEST(Sass, MemoryBoundMainLoopIsTheInnermostWithGlobalAccesses) {
   constexpr const char *text = R"(
 		Function : rows

@@ -1,4 +1,5 @@
-//===- SimTmaTest.cpp - the sim's TMA copies -------------------------------===//
+//===- SimTmaTest.cpp - the sim's TMA copies
+//-------------------------------===//
 //
 // A hand-written gpu-dialect kernel copies one box of a global f16 tensor
 // into shared memory with nvgpu.tma.async.load: thread 0 announces the
@@ -38,8 +39,8 @@ std::string kernel(int64_t cols, int64_t swizzle, int64_t rank, Bug bug) {
   const int64_t elems = kBoxRows * cols, bytes = elems * 2;
   std::string g = "!nvgpu.mbarrier.group<memorySpace = "
                   "#gpu.address_space<workgroup>, num_barriers = 1>";
-  std::string box = rank == 3 ? "1x8x" + std::to_string(cols)
-                              : "8x" + std::to_string(cols);
+  std::string box =
+      rank == 3 ? "1x8x" + std::to_string(cols) : "8x" + std::to_string(cols);
   std::string dst = "memref<" + box + "xf16, #gpu.address_space<workgroup>>";
   std::string desc = "!nvgpu.tensormap.descriptor<tensor = " + dst +
                      ", swizzle = " +
@@ -69,7 +70,8 @@ module {
       %box = memref.view %arena[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to )" +
                   dst + R"(
       %flat = memref.view %arena[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<)" +
-                  std::to_string(elems) + R"(xf16, #gpu.address_space<workgroup>>
+                  std::to_string(elems) +
+                  R"(xf16, #gpu.address_space<workgroup>>
       %bars = nvgpu.mbarrier.create -> )" +
                   g + R"(
       %first = arith.cmpi eq, %tid, %c0 : index
@@ -124,10 +126,12 @@ Status run(int64_t cols, int64_t swizzle, int64_t rank, Bug bug,
   for (int64_t l = 0; l < kLayers; ++l)
     for (int64_t r = 0; r < kRows; ++r)
       for (int64_t c = 0; c < kCols; ++c)
-        tensor[size_t((l * kRows + r) * kPitch + c)] = f16Bits(valueAt(l, r, c));
+        tensor[size_t((l * kRows + r) * kPitch + c)] =
+            f16Bits(valueAt(l, r, c));
   sim::SimTensorMap map;
   map.rank = rank;
-  const uint16_t *base = tensor.data() + (rank == 3 ? 0 : kLayer * kRows * kPitch);
+  const uint16_t *base =
+      tensor.data() + (rank == 3 ? 0 : kLayer * kRows * kPitch);
   map.base = simtest::addressOf(base);
   map.dims[0] = kCols;
   map.dims[1] = kRows;
@@ -146,8 +150,8 @@ Status run(int64_t cols, int64_t swizzle, int64_t rank, Bug bug,
   simtest::addMemref(slots, out.data(), int64_t(out.size()));
   slots.push_back(simtest::addressOf(&map));
   simtest::addMemref(slots, arena.data(), int64_t(arena.size()));
-  return simtest::runBlock(kernel(cols, swizzle, rank, bug), slots, arena.data(),
-                           int64_t(arena.size()));
+  return simtest::runBlock(kernel(cols, swizzle, rank, bug), slots,
+                           arena.data(), int64_t(arena.size()));
 }
 
 /// Checks the box in shared memory against the tensor: element (r, c) of

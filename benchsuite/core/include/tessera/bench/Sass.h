@@ -70,7 +70,8 @@ std::vector<SassLoop> findLoops(const SassFunction &fn);
 /// instruction; in a kernel without any, the smallest loop holding global
 /// accesses and, when such a loop holds a barrier, a barrier) prefixed
 /// "loop.", and the
-/// derived "instrPerGlobalByte" (instructions / globalBytes),
+/// derived "instrPerGlobalByte" (instructions / globalBytes; absent when
+/// the function has TMA copies, whose bytes per thread are unknown),
 /// "instrPerMma" (main-loop instructions per tensor-core instruction in it,
 /// or the whole kernel's when the loop has none) and
 /// "barriersPerIteration" (= loop.bar). Absent entries are zero.
