@@ -511,6 +511,8 @@ StatusOr<TensorMapGeometry> tensorMapGeometry(const TensorView &t,
     int inner = g.rank - 1 - d;
     g.dims[inner] = uint64_t(t.shape[d]);
     g.box[inner] = unsigned(m.box[d]);
+    if (t.shape[d] < 1)
+      return refuse("dimension " + std::to_string(d) + " is empty");
     if (t.shape[d] > std::numeric_limits<int32_t>::max())
       return refuse("dimension " + std::to_string(d) + " has " +
                     std::to_string(t.shape[d]) +
@@ -1056,13 +1058,14 @@ uint64_t Kernel::Impl::alignedMaskOf(const std::vector<Arg> &args) const {
       continue;
     bool ok = reinterpret_cast<uintptr_t>(t->data) % 16 == 0 &&
               t->shape.back() * elem % 16 == 0;
-    // Also what a TMA copy needs: positive outer strides and 32-bit
-    // coordinates.
+    // Also what a TMA copy needs: positive outer strides, and extents of
+    // at least one element with 32-bit coordinates.
     for (size_t d = 0; ok && d + 1 < t->strides.size(); ++d)
       ok = t->strides[d] * elem % 16 == 0 &&
            (t->strides[d] > 0 || t->shape[d] <= 1);
     for (size_t d = 0; ok && d < t->shape.size(); ++d)
-      ok = t->shape[d] <= std::numeric_limits<int32_t>::max();
+      ok = t->shape[d] >= 1 &&
+           t->shape[d] <= std::numeric_limits<int32_t>::max();
     if (ok)
       mask |= uint64_t(1) << launchParams[ai];
   }

@@ -328,6 +328,20 @@ TEST(GemmEdge, WarpgroupConfigurations) {
         }
 }
 
+// An empty K leaves C = beta * C: the f16 operands of 0 columns (no
+// elements to copy, by TMA or otherwise) must not fail the launch.
+TEST(GemmEdge, EmptyInnerDimensionScalesC) {
+  auto kernel = libraryKernel("gemm", "gemm", {.precision = "f16@accum(fp32)"});
+  HostTensor a = HostTensor::empty({64, 0}, DType::F16);
+  HostTensor b = HostTensor::empty({0, 48}, DType::F16);
+  HostTensor c = HostTensor::empty({64, 48}, DType::F32);
+  fillUniform(c, 7);
+  HostTensor expected = c.clone();
+  ref::gemm(a, b, expected, 1.0, 0.5);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.5)});
+  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, 1));
+}
+
 TEST(GemmEdge, ZeroSizedProblemIsANoOp) {
   auto kernel = libraryKernel("gemm", "gemm");
   HostTensor a = HostTensor::empty({0, 8}, DType::F32);
