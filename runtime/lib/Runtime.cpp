@@ -487,9 +487,36 @@ struct TensorMapGeometry {
   int64_t elementBytes = 0;
 };
 
+/// Why a TMA tensor map cannot describe `t`, empty when it can: its first
+/// element 16-byte aligned, a unit innermost stride, the strides of
+/// dimensions it steps along positive multiples of 16 bytes below 2^40,
+/// and every extent in [1, 2^31) (coordinates are 32-bit).
+std::string tensorMapObstacle(const TensorView &t) {
+  const int64_t rank = int64_t(t.shape.size());
+  const int64_t elem = int64_t(dtypeSize(t.dtype));
+  if (rank == 0)
+    return "it has no dimensions";
+  if (reinterpret_cast<uintptr_t>(t.data) % 16)
+    return "its first element is not 16-byte aligned";
+  for (int64_t d = 0; d < rank; ++d)
+    if (t.shape[d] < 1 || t.shape[d] > std::numeric_limits<int32_t>::max())
+      return "dimension " + std::to_string(d) + " has " +
+             std::to_string(t.shape[d]) + " elements";
+  if (t.strides.back() != 1 && t.shape.back() > 1)
+    return "its innermost stride is not 1";
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    int64_t bytes = t.strides[d] * elem;
+    if (t.shape[d] > 1 &&
+        (bytes <= 0 || bytes % 16 || bytes >= (int64_t(1) << 40)))
+      return "dimension " + std::to_string(d) + " has a stride of " +
+             std::to_string(bytes) + " bytes";
+  }
+  return "";
+}
+
 /// The geometry of the tensor map `m` over `t`. The launch only takes a
-/// variant with TMA copies for tensors alignedMaskOf accepts, so a failed
-/// check here is an internal error.
+/// variant with TMA copies for tensors alignedMaskOf accepts (which
+/// tensorMapObstacle is part of), so a refusal here is an internal error.
 StatusOr<TensorMapGeometry> tensorMapGeometry(const TensorView &t,
                                               const driver::TensorMapArg &m,
                                               const std::string &kernel,
@@ -497,45 +524,27 @@ StatusOr<TensorMapGeometry> tensorMapGeometry(const TensorView &t,
   TensorMapGeometry g;
   g.rank = int(t.shape.size());
   g.elementBytes = int64_t(dtypeSize(t.dtype));
-  auto refuse = [&](const std::string &why) {
+  std::string why = tensorMapObstacle(t);
+  if (why.empty() && (g.rank > 5 || size_t(g.rank) != m.box.size()))
+    why = "a rank-" + std::to_string(g.rank) + " tensor for a rank-" +
+          std::to_string(m.box.size()) + " box";
+  if (!why.empty())
     return internalError("kernel '%s': parameter '%s' cannot be copied by "
                          "TMA: %s",
                          kernel.c_str(), param.c_str(), why.c_str());
-  };
-  if (g.rank < 1 || g.rank > 5 || size_t(g.rank) != m.box.size())
-    return refuse("a rank-" + std::to_string(g.rank) + " tensor for a rank-" +
-                  std::to_string(m.box.size()) + " box");
-  if (reinterpret_cast<uintptr_t>(t.data) % 16)
-    return refuse("its first element is not 16-byte aligned");
-  for (int d = 0; d < g.rank; ++d) {
-    int inner = g.rank - 1 - d;
+  g.strides[0] = uint64_t(g.elementBytes);
+  for (int inner = 0; inner < g.rank; ++inner) {
+    int d = g.rank - 1 - inner;
     g.dims[inner] = uint64_t(t.shape[d]);
     g.box[inner] = unsigned(m.box[d]);
-    if (t.shape[d] < 1)
-      return refuse("dimension " + std::to_string(d) + " is empty");
-    if (t.shape[d] > std::numeric_limits<int32_t>::max())
-      return refuse("dimension " + std::to_string(d) + " has " +
-                    std::to_string(t.shape[d]) +
-                    " elements (TMA coordinates are 32-bit)");
-  }
-  g.strides[0] = uint64_t(g.elementBytes);
-  if (t.strides.back() != 1 && t.shape.back() > 1)
-    return refuse("its innermost stride is not 1");
-  for (int inner = 1; inner < g.rank; ++inner) {
-    int d = g.rank - 1 - inner;
-    int64_t bytes = t.strides[d] * g.elementBytes;
+    if (inner == 0)
+      continue;
     // A dimension of one element is never stepped along: any stride past
     // the inner ones describes it.
-    if (t.shape[d] <= 1)
-      bytes = int64_t(
-          (g.strides[inner - 1] * std::max<uint64_t>(g.dims[inner - 1], 1) +
-           15) /
-          16 * 16);
-    if (bytes <= 0 || bytes % 16 || bytes >= (int64_t(1) << 40))
-      return refuse("dimension " + std::to_string(d) + " has a stride of " +
-                    std::to_string(bytes) +
-                    " bytes (TMA needs a positive multiple of 16 below 2^40)");
-    g.strides[inner] = uint64_t(bytes);
+    g.strides[inner] =
+        t.shape[d] > 1
+            ? uint64_t(t.strides[d] * g.elementBytes)
+            : (g.strides[inner - 1] * g.dims[inner - 1] + 15) / 16 * 16;
   }
   return g;
 }
@@ -1058,14 +1067,10 @@ uint64_t Kernel::Impl::alignedMaskOf(const std::vector<Arg> &args) const {
       continue;
     bool ok = reinterpret_cast<uintptr_t>(t->data) % 16 == 0 &&
               t->shape.back() * elem % 16 == 0;
-    // Also what a TMA copy needs: positive outer strides, and extents of
-    // at least one element with 32-bit coordinates.
     for (size_t d = 0; ok && d + 1 < t->strides.size(); ++d)
-      ok = t->strides[d] * elem % 16 == 0 &&
-           (t->strides[d] > 0 || t->shape[d] <= 1);
-    for (size_t d = 0; ok && d < t->shape.size(); ++d)
-      ok = t->shape[d] >= 1 &&
-           t->shape[d] <= std::numeric_limits<int32_t>::max();
+      ok = t->strides[d] * elem % 16 == 0;
+    // Also what a TMA copy of it needs.
+    ok = ok && tensorMapObstacle(*t).empty();
     if (ok)
       mask |= uint64_t(1) << launchParams[ai];
   }

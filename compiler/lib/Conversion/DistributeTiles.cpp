@@ -49,6 +49,12 @@ LLVM::LoopAnnotationAttr noUnroll(MLIRContext *ctx) {
       /*parallelAccesses=*/{});
 }
 
+/// The workgroup (shared-memory) address space.
+gpu::AddressSpaceAttr workgroupSpace(MLIRContext *ctx) {
+  return gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+}
+
 bool touchesTensors(Operation *op) {
   auto isT = [](Type t) { return isa<RankedTensorType>(t); };
   bool any = llvm::any_of(op->getOperandTypes(), isT) ||
@@ -832,8 +838,7 @@ Value KernelLowering::sharedBuffer(OpBuilder &b, Location l, int64_t elements,
   int64_t bytes = std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
   int64_t offset = (sharedBytes + align - 1) / align * align;
   sharedBytes = offset + elements * bytes;
-  auto wg = gpu::AddressSpaceAttr::get(
-      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto wg = workgroupSpace(ctx);
   if (!arena)
     arena = gpu::DynamicSharedMemoryOp::create(
         *entry, l,
@@ -1920,15 +1925,14 @@ Value KernelLowering::tensorMapFor(LoadOp op, BlockArgument src) {
           {NamedAttribute(StringAttr::get(ctx, "llvm.align"),
                           IntegerAttr::get(IntegerType::get(ctx, 64), 64))}),
       l);
-  auto wg = gpu::AddressSpaceAttr::get(
-      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
   nvgpu::TensorMapSwizzleKind kind =
       swizzle == 128  ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_32B;
   auto type = nvgpu::TensorMapDescriptorType::get(
       ctx,
-      MemRefType::get(box, t.getElementType(), MemRefLayoutAttrInterface(), wg),
+      MemRefType::get(box, t.getElementType(), MemRefLayoutAttrInterface(),
+                      workgroupSpace(ctx)),
       kind, nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
@@ -2006,10 +2010,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   Value bars, leader;
   int64_t stageBytes = 0;
   if (anyTma) {
-    auto wg = gpu::AddressSpaceAttr::get(
-        ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
     bars = nvgpu::MBarrierCreateOp::create(
-        b, l, nvgpu::MBarrierGroupType::get(ctx, wg, slots));
+        b, l, nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), slots));
     leader = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, tid,
                                    cIndex(b, l, 0));
     for (int64_t s = 0; s < slots; ++s)
@@ -2051,8 +2053,6 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   // accumulator's initial values are then defined: ptxas serialises wgmma
   // pipelines that such definitions reach).
   bool allAsync = llvm::all_of(pipes, [](const Pipe &p) { return p.async; });
-  auto wgSpace = gpu::AddressSpaceAttr::get(
-      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
   auto issue = [&](OpBuilder &ob, Value iv, Value slot) -> Value {
     Value pred = before(ob, iv);
     // TMA: thread 0 announces the stage's bytes, then copies each atom of
@@ -2072,10 +2072,10 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         int64_t rank = t.getRank();
         int64_t bytes = t.getElementTypeBitWidth() / 8;
         int64_t atom = atomColumns.lookup(p.op);
-        SmallVector<int64_t> box(t.getShape());
-        box.back() = atom;
-        auto dstType = MemRefType::get(box, t.getElementType(),
-                                       MemRefLayoutAttrInterface(), wgSpace);
+        // The box, as the tensor map's type gives it.
+        MemRefType dstType =
+            cast<nvgpu::TensorMapDescriptorType>(p.descriptor.getType())
+                .getTensor();
         Value shift =
             cast<memref::ViewOp>(p.buffer.getDefiningOp()).getByteShift();
         Value slotShift = arith::AddIOp::create(

@@ -1081,41 +1081,32 @@ void runWgmma(Fiber *const *lanes) {
 } // namespace
 
 std::vector<std::pair<std::string, void *>> runtimeSymbols() {
-  return {
-      {"tessera_sim_barrier", reinterpret_cast<void *>(&tessera_sim_barrier)},
-      {"tessera_sim_shuffle", reinterpret_cast<void *>(&tessera_sim_shuffle)},
-      {"tessera_sim_ldmatrix", reinterpret_cast<void *>(&tessera_sim_ldmatrix)},
-      {"tessera_sim_mma", reinterpret_cast<void *>(&tessera_sim_mma)},
-      {"tessera_sim_wgmma", reinterpret_cast<void *>(&tessera_sim_wgmma)},
-      {"tessera_sim_wgmma_read",
-       reinterpret_cast<void *>(&tessera_sim_wgmma_read)},
-      {"tessera_sim_tma_load", reinterpret_cast<void *>(&tessera_sim_tma_load)},
-      {"tessera_sim_mbarrier_create",
-       reinterpret_cast<void *>(&tessera_sim_mbarrier_create)},
-      {"tessera_sim_mbarrier_init",
-       reinterpret_cast<void *>(&tessera_sim_mbarrier_init)},
-      {"tessera_sim_mbarrier_arrive",
-       reinterpret_cast<void *>(&tessera_sim_mbarrier_arrive)},
-      {"tessera_sim_mbarrier_test_wait",
-       reinterpret_cast<void *>(&tessera_sim_mbarrier_test_wait)},
-      {"tessera_sim_mbarrier_wait_parity",
-       reinterpret_cast<void *>(&tessera_sim_mbarrier_wait_parity)},
-      {"tessera_sim_wgmma_fence",
-       reinterpret_cast<void *>(&tessera_sim_wgmma_fence)},
-      {"tessera_sim_wgmma_commit",
-       reinterpret_cast<void *>(&tessera_sim_wgmma_commit)},
-      {"tessera_sim_wgmma_wait",
-       reinterpret_cast<void *>(&tessera_sim_wgmma_wait)},
-      {"tessera_sim_cp_async", reinterpret_cast<void *>(&tessera_sim_cp_async)},
-      {"tessera_sim_cp_async_commit",
-       reinterpret_cast<void *>(&tessera_sim_cp_async_commit)},
-      {"tessera_sim_cp_async_wait",
-       reinterpret_cast<void *>(&tessera_sim_cp_async_wait)},
-      {"tessera_sim_fault", reinterpret_cast<void *>(&tessera_sim_fault)},
-      {"tessera_sim_access", reinterpret_cast<void *>(&tessera_sim_access)},
-      {"tessera_sim_access_counted",
-       reinterpret_cast<void *>(&tessera_sim_access_counted)},
-      {"tessera_sim_branch", reinterpret_cast<void *>(&tessera_sim_branch)}};
+  // Each hook under its own name.
+#define TESSERA_SIM_SYMBOL(fn)                                                 \
+  std::pair<std::string, void *>(#fn, reinterpret_cast<void *>(&fn))
+  return {TESSERA_SIM_SYMBOL(tessera_sim_barrier),
+          TESSERA_SIM_SYMBOL(tessera_sim_shuffle),
+          TESSERA_SIM_SYMBOL(tessera_sim_ldmatrix),
+          TESSERA_SIM_SYMBOL(tessera_sim_mma),
+          TESSERA_SIM_SYMBOL(tessera_sim_wgmma),
+          TESSERA_SIM_SYMBOL(tessera_sim_wgmma_read),
+          TESSERA_SIM_SYMBOL(tessera_sim_tma_load),
+          TESSERA_SIM_SYMBOL(tessera_sim_mbarrier_create),
+          TESSERA_SIM_SYMBOL(tessera_sim_mbarrier_init),
+          TESSERA_SIM_SYMBOL(tessera_sim_mbarrier_arrive),
+          TESSERA_SIM_SYMBOL(tessera_sim_mbarrier_test_wait),
+          TESSERA_SIM_SYMBOL(tessera_sim_mbarrier_wait_parity),
+          TESSERA_SIM_SYMBOL(tessera_sim_wgmma_fence),
+          TESSERA_SIM_SYMBOL(tessera_sim_wgmma_commit),
+          TESSERA_SIM_SYMBOL(tessera_sim_wgmma_wait),
+          TESSERA_SIM_SYMBOL(tessera_sim_cp_async),
+          TESSERA_SIM_SYMBOL(tessera_sim_cp_async_commit),
+          TESSERA_SIM_SYMBOL(tessera_sim_cp_async_wait),
+          TESSERA_SIM_SYMBOL(tessera_sim_fault),
+          TESSERA_SIM_SYMBOL(tessera_sim_access),
+          TESSERA_SIM_SYMBOL(tessera_sim_access_counted),
+          TESSERA_SIM_SYMBOL(tessera_sim_branch)};
+#undef TESSERA_SIM_SYMBOL
 }
 
 // getcontext() in the fiber set-up loop leaves GCC's AddressSanitizer with
