@@ -20,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 #include <deque>
 #include <map>
@@ -74,6 +75,53 @@ bool touchesTensors(Operation *op) {
         return WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+/// wgmma.mma_async m64nNk16 (f32 += f16/bf16 x f16/bf16) with A from
+/// registers: NVVM's op reads A only through a shared-memory descriptor, so
+/// the instruction is inline PTX here. `words`: this thread's 4 words of
+/// A; `descB`: B's matrix descriptor; `acc`: the N/2 f32 accumulators (a
+/// struct), tied to the results; `scaleD` false: D = A B, the
+/// accumulators ignored. The op carries `tile.wgmma`, the
+/// instruction packed as the sim's tessera_sim_wgmma reads it (bits 0-9 N,
+/// 10 bf16, 13 B transposed, 14 scale-d), for the sim lowering.
+Value registerWgmma(OpBuilder &b, Location l, Type accType, Value acc,
+                    ArrayRef<Value> words, Value descB, int64_t n, bool bf16,
+                    bool transB, bool scaleD) {
+  int64_t fields = n / 2;
+  std::string in = bf16 ? "bf16" : "f16";
+  std::string text = std::string("{\n.reg .pred p;\nsetp.ne.b32 p, ") +
+                     (scaleD ? "1" : "0") +
+                     ", 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16.f32." + in + "." + in + " {";
+  std::string constraints;
+  for (int64_t f = 0; f < fields; ++f) {
+    text += (f ? ", $" : "$") + std::to_string(f);
+    constraints += "=f,";
+  }
+  text += "}, {";
+  for (int64_t w = 0; w < 4; ++w)
+    text += (w ? ", $" : "$") + std::to_string(fields + w);
+  text += "}, $" + std::to_string(fields + 4) + ", p, 1, 1, " +
+          (transB ? "1" : "0") + ";\n}";
+  constraints += "r,r,r,r,l";
+  SmallVector<Value> operands(words);
+  operands.push_back(descB);
+  for (int64_t f = 0; f < fields; ++f) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, l, acc, f));
+    constraints += "," + std::to_string(f);
+  }
+  auto op = LLVM::InlineAsmOp::create(
+      b, l, accType, operands, text, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  op->setAttr("tile.wgmma",
+              b.getI64IntegerAttr(n | (bf16 ? 1 << 10 : 0) |
+                                  (transB ? 1 << 13 : 0) |
+                                  (scaleD ? 1 << 14 : 0)));
+  return op.getResult(0);
 }
 
 /// Cap of the divisibility analyses (a multiple of every run width).
@@ -2368,7 +2416,12 @@ bool KernelLowering::planWgmma(DotOp d) {
       d.getLhs().getType().getShape()[1] % 16 != 0)
     return false;
   LoadOp a = stagedSource(d.getLhs()), bl = stagedSource(d.getRhs());
-  if (!a || !bl || a == bl)
+  // A may come from registers in the operand layout of the accumulator's
+  // own mma layout: each warp's 16 rows per K step are then the m64k16
+  // register fragment of its warpgroup.
+  auto al = dyn_cast<DotOperandLayoutAttr>(getLayout(d.getLhs().getType()));
+  bool aRegisters = !a && al && al.getOpIdx() == 0 && al.getParent() == mma;
+  if ((!a && !aRegisters) || !bl || a == bl)
     return false;
   // Atoms as wide as the hardware's swizzles allow: 128, 64 or 32 bytes.
   auto atomOf = [](LoadOp ld) -> int64_t {
@@ -2378,10 +2431,11 @@ bool KernelLowering::planWgmma(DotOp d) {
         return w;
     return 0;
   };
-  int64_t wa = atomOf(a), wb = atomOf(bl);
+  int64_t wa = a ? atomOf(a) : 16, wb = atomOf(bl);
   if (!wa || !wb)
     return false;
-  atomColumns[a] = wa;
+  if (a)
+    atomColumns[a] = wa;
   atomColumns[bl] = wb;
   wgmmaDots.insert(d);
   return true;
@@ -2428,7 +2482,8 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
   int64_t ks = op.getLhs().getType().getShape()[1] / 16;
   Type in = op.getLhs().getType().getElementType();
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
-  const Staged &sa = staged.find(op.getLhs())->second;
+  auto stagedA = staged.find(op.getLhs());
+  const Staged *sa = stagedA == staged.end() ? nullptr : &stagedA->second;
   const Staged &sb = staged.find(op.getRhs())->second;
   auto c64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, l, i64, v).getResult();
@@ -2459,8 +2514,8 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
   // Warpgroup g of this thread holds rows 64 g + 16 warps i of repetition
   // i (warps along M).
   Value groupOffset;
-  if (warps > 4) {
-    int64_t perGroup = mnBytes(sa, 0, 64);
+  if (sa && warps > 4) {
+    int64_t perGroup = mnBytes(*sa, 0, 64);
     std::string key = "wgmma:group:" + std::to_string(perGroup);
     if (!entryValues.count(key)) {
       OpBuilder &e = *entry;
@@ -2470,38 +2525,70 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
     }
     groupOffset = entryValues[key];
   }
-  Value baseA = descriptor(b, l, sa, groupOffset, lboOf(sa, 0), sa.atom() * 16);
+  Value baseA = sa ? descriptor(b, l, *sa, groupOffset, lboOf(*sa, 0),
+                                sa->atom() * 16)
+                   : Value();
   Value baseB = descriptor(b, l, sb, Value(), lboOf(sb, 1), sb.atom() * 16);
   // The accumulator of repetition i: registers (i nr + j) 4 + e are field
   // 4 j + e of wgmma's m64nNk16 accumulator.
-  Value accV = map.lookup(op.getAcc());
   auto accType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(nr * 4, f32));
+  // A zero accumulator is not moved into the registers: the first K step
+  // ignores it (scale-d 0).
+  Value zero = op.getAcc();
+  while (auto c = zero.getDefiningOp<ConvertLayoutOp>())
+    zero = c.getSource();
+  bool fromZero = matchPattern(zero, m_AnyZeroFloat());
+  Value accV = fromZero ? Value() : map.lookup(op.getAcc());
   SmallVector<Value> acc;
   for (int64_t i = 0; i < mr; ++i) {
     Value st = LLVM::PoisonOp::create(b, l, accType);
-    for (int64_t f = 0; f < nr * 4; ++f)
+    for (int64_t f = 0; !fromZero && f < nr * 4; ++f)
       st = LLVM::InsertValueOp::create(
           b, l, st, vector::ExtractOp::create(b, l, accV, i * nr * 4 + f), f);
     acc.push_back(st);
   }
   auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  auto layoutA = kMajor(sa, 0) ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+  auto layoutA = !sa || kMajor(*sa, 0) ? NVVM::MMALayout::row
+                                       : NVVM::MMALayout::col;
   auto layoutB = kMajor(sb, 1) ? NVVM::MMALayout::col : NVVM::MMALayout::row;
-  // The accumulator registers were written by other instructions.
+  // The accumulator (and A's) registers were written by other
+  // instructions.
   NVVM::WgmmaFenceAlignedOp::create(b, l);
   SmallVector<Value> db;
   for (int64_t s = 0; s < ks; ++s)
     db.push_back(
         arith::AddIOp::create(b, l, baseB, c64(kStepBytes(sb, 1, s) / 16)));
+  // A from registers: repetition i, K step s holds 8 elements, the m16k16
+  // fragment of mma.sync (Layouts.cpp), which is the warp's slice of
+  // wgmma's m64k16 A fragment; as 4 words.
+  Value wordsA;
+  if (!sa) {
+    Value ra = map.lookup(op.getLhs());
+    int64_t count = cast<VectorType>(ra.getType()).getNumElements();
+    wordsA = vector::BitCastOp::create(
+        b, l, VectorType::get({count / 2}, b.getI32Type()), ra);
+  }
   for (int64_t i = 0; i < mr; ++i) {
     for (int64_t s = 0; s < ks; ++s) {
-      int64_t bytes = kStepBytes(sa, 0, s) + mnBytes(sa, 0, i * 16 * warps);
+      if (!sa) {
+        SmallVector<Value> words;
+        for (int64_t w = 0; w < 4; ++w)
+          words.push_back(
+              vector::ExtractOp::create(b, l, wordsA, (i * ks + s) * 4 + w));
+        acc[i] = registerWgmma(b, l, accType, acc[i], words, db[s], n,
+                               in.isBF16(), layoutB == NVVM::MMALayout::row,
+                               !fromZero || s > 0);
+        continue;
+      }
+      int64_t bytes = kStepBytes(*sa, 0, s) + mnBytes(*sa, 0, i * 16 * warps);
       Value da = arith::AddIOp::create(b, l, baseA, c64(bytes / 16));
       acc[i] = NVVM::WgmmaMmaAsyncOp::create(
           b, l, accType, acc[i], da, db[s],
           NVVM::MMAShapeAttr::get(ctx, 64, n, 16), type, type,
-          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMATypes::f32,
+          fromZero && s == 0 ? NVVM::WGMMAScaleOut::zero
+                             : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
           /*satfinite=*/NVVM::MMAIntOverflowAttr());
     }
@@ -3223,9 +3310,11 @@ LogicalResult KernelLowering::run() {
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
-    // wgmma reads both operands from shared memory: the accumulator only.
+    // wgmma reads its operands from shared memory: the accumulator. A
+    // from registers is a value the kernel computed (attention's P, in
+    // the registers of the product it came from): one K step's words.
     if (wgmmaDots.contains(d)) {
-      estimate += mr * nr * 4;
+      estimate += mr * nr * 4 + (stagedSource(d.getLhs()) ? 0 : mr * 4);
       return;
     }
     // The accumulator and one K step's fragments; an operand converted

@@ -254,6 +254,25 @@ void instrument(const CheckHooks &hooks, Operation *op, Value memref,
   op->erase();
 }
 
+/// The wgmma.mma_async with A from registers, inline PTX the GPU lowering
+/// marks with `tile.wgmma` (its operands: A's 4 words, B's descriptor, the
+/// accumulators).
+constexpr int64_t kRegisterWgmmaAccumulators = 5;
+bool isRegisterWgmma(Operation *op) {
+  return isa<LLVM::InlineAsmOp>(op) && op->hasAttr("tile.wgmma");
+}
+bool isWgmma(Operation *op) {
+  return isa<NVVM::WgmmaMmaAsyncOp>(op) || isRegisterWgmma(op);
+}
+/// Whether `use` passes accumulators to a wgmma.mma_async.
+bool isWgmmaAccumulator(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(user))
+    return use.get() == wg.getInouts();
+  return isRegisterWgmma(user) &&
+         use.getOperandNumber() >= kRegisterWgmmaAccumulators;
+}
+
 /// Where a kernel's wgmma.mma_async accumulators are read. An accumulator
 /// is carried, not read, by the ops that move values unchanged (struct and
 /// vector element moves, loop and branch yields) and by the next
@@ -269,7 +288,10 @@ struct WgmmaReads {
 
 WgmmaReads wgmmaReads(Region &body) {
   SmallVector<Operation *> products;
-  body.walk([&](NVVM::WgmmaMmaAsyncOp op) { products.push_back(op); });
+  body.walk([&](Operation *op) {
+    if (isWgmma(op))
+      products.push_back(op);
+  });
   WgmmaReads out;
   if (products.empty())
     return out;
@@ -300,8 +322,7 @@ WgmmaReads wgmmaReads(Region &body) {
     llvm::BitVector bits = holds[v];
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(user);
-          wg && use.get() == wg.getInouts()) {
+      if (isWgmmaAccumulator(use)) {
         for (unsigned b : bits.set_bits())
           chains.join(b, index[user]);
         continue;
@@ -797,12 +818,16 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         auto accType =
             VectorType::get({int64_t(st.getBody().size())}, ob.getF32Type());
         Slot acc = makeSlot(entryBuilder, ob, l, accType);
-        SmallVector<Value> fields;
-        for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
-          fields.push_back(
-              LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
-        storeSlot(ob, l, vector::FromElementsOp::create(ob, l, accType, fields),
-                  acc);
+        // With scale-d 0 the accumulators are ignored (and may be poison).
+        if (wg.getScaleD() == NVVM::WGMMAScaleOut::one) {
+          SmallVector<Value> fields;
+          for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
+            fields.push_back(
+                LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
+          storeSlot(ob, l,
+                    vector::FromElementsOp::create(ob, l, accType, fields),
+                    acc);
+        }
         // The instruction, packed as tessera_sim_wgmma reads it
         // (runtime/lib/Sim/FiberScheduler.h).
         int64_t config =
@@ -822,6 +847,44 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
           result = LLVM::InsertValueOp::create(
               ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
         wg.getResults().replaceAllUsesWith(result);
+        toErase.push_back(op);
+      } else if (isRegisterWgmma(op)) {
+        // As above, A's 4 words passed through a slot of their own (bit
+        // 15 of the instruction).
+        auto config = dyn_cast<IntegerAttr>(op->getAttr("tile.wgmma"));
+        auto st = dyn_cast<LLVM::LLVMStructType>(op->getResult(0).getType());
+        int64_t fields = op->getNumOperands() - kRegisterWgmmaAccumulators;
+        if (!config || !st || int64_t(st.getBody().size()) != fields ||
+            (config.getInt() & 0x3ff) != 2 * fields)
+          return op->emitOpError("is not a wgmma.mma_async the sim knows");
+        auto accType = VectorType::get({fields}, ob.getF32Type());
+        auto wordsType = VectorType::get({4}, ob.getI32Type());
+        Slot acc = makeSlot(entryBuilder, ob, l, accType);
+        Slot words = makeSlot(entryBuilder, ob, l, wordsType);
+        if (config.getInt() & (1 << 14))
+          storeSlot(ob, l,
+                    vector::FromElementsOp::create(
+                        ob, l, accType,
+                        op->getOperands().drop_front(
+                            kRegisterWgmmaAccumulators)),
+                    acc);
+        storeSlot(ob, l,
+                  vector::FromElementsOp::create(
+                      ob, l, wordsType, op->getOperands().take_front(4)),
+                  words);
+        simCall(ob, l, kWgmmaFn,
+                {i64Constant(ob, l,
+                             config.getInt() | (1 << 15) |
+                                 accumulators.chainOf.lookup(op) << 16),
+                 words.address, op->getOperand(4), acc.address,
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/false);
+        Value d = loadSlot(ob, l, accType, acc);
+        Value result = LLVM::PoisonOp::create(ob, l, st);
+        for (int64_t i = 0; i < fields; ++i)
+          result = LLVM::InsertValueOp::create(
+              ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
+        op->getResult(0).replaceAllUsesWith(result);
         toErase.push_back(op);
       } else if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveOp,
                      nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierTestWaitOp,
@@ -971,8 +1034,9 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);
         toErase.push_back(op);
-      } else if (op->getDialect() &&
-                 op->getDialect()->getNamespace() == "gpu") {
+      } else if (isa<LLVM::InlineAsmOp>(op) ||
+                 (op->getDialect() &&
+                  op->getDialect()->getNamespace() == "gpu")) {
         return op->emitOpError("is not supported by the sim device");
       }
       return WalkResult::advance();

@@ -976,7 +976,7 @@ void runWgmma(Fiber *const *lanes) {
   const int64_t config = lanes[0]->syncMode;
   const int64_t n = config & 0x3ff, format = (config >> 10) & 3;
   const bool transA = (config >> 12) & 1, transB = (config >> 13) & 1;
-  const bool scaleD = (config >> 14) & 1;
+  const bool scaleD = (config >> 14) & 1, registerA = (config >> 15) & 1;
   const uint64_t descA = uint64_t(lanes[0]->syncPtr[0]);
   const uint64_t descB = uint64_t(lanes[0]->syncPtr[1]);
   auto fail = [&](const std::string &what) {
@@ -987,7 +987,7 @@ void runWgmma(Fiber *const *lanes) {
   };
   for (int64_t t = 1; t < kWarpgroupSize; ++t)
     if (lanes[t]->syncMode != config ||
-        uint64_t(lanes[t]->syncPtr[0]) != descA ||
+        (!registerA && uint64_t(lanes[t]->syncPtr[0]) != descA) ||
         uint64_t(lanes[t]->syncPtr[1]) != descB)
       return fail("threads of a warpgroup issued wgmma.mma_async with "
                   "different descriptors or shapes (thread " +
@@ -1055,10 +1055,23 @@ void runWgmma(Fiber *const *lanes) {
     return true;
   };
   float A[64][16], B[16][256];
-  for (int64_t m = 0; m < 64; ++m)
-    for (int64_t k = 0; k < 16; ++k)
-      if (!load(descA, m, k, transA, A[m][k]))
-        return;
+  if (registerA) {
+    // Each thread's 8 elements of A (its 4 words at `descA`): warp w,
+    // g = lane/4, t = lane%4; element h at (16w + g + 8 (h/2 % 2),
+    // 2t + h%2 + 8 (h/4)), mma.sync's m16k16 fragment per warp.
+    for (int64_t t = 0; t < kWarpgroupSize; ++t) {
+      int64_t w = t / kWarpSize, lane = t % kWarpSize;
+      const auto *words = at<uint16_t>(lanes[t]->syncPtr[0]);
+      for (int64_t h = 0; h < 8; ++h)
+        A[16 * w + lane / 4 + 8 * (h / 2 % 2)][2 * (lane % 4) + h % 2 +
+                                               8 * (h / 4)] = value(words[h]);
+    }
+  } else {
+    for (int64_t m = 0; m < 64; ++m)
+      for (int64_t k = 0; k < 16; ++k)
+        if (!load(descA, m, k, transA, A[m][k]))
+          return;
+  }
   for (int64_t k = 0; k < 16; ++k)
     for (int64_t j = 0; j < n; ++j)
       if (!load(descB, j, k, transB, B[k][j]))

@@ -3,6 +3,7 @@
 #include "KernelTest.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 using namespace tessera;
@@ -517,13 +518,14 @@ TEST_P(Attention, MatchesReference) {
           c.dtype,
           {{"CAUSAL", ConstValue::boolean(c.causal)},
            {"HEAD_DIM", ConstValue::integer(c.d)},
-           // The GPU mapping (sim, cuda) keeps every tile
-           // (and both copies of the loop-carried ones)
-           // in shared memory: 64-row f32 blocks of a
+           // f32 products keep their tiles in shared memory
+           // on the GPU (sim, cuda): 64-row blocks of a
            // 128-wide head do not fit there.
-           {"BLOCK_M",
-            ConstValue::integer(
-                testDevice() != DeviceKind::Cpu && c.d == 128 ? 32 : 64)},
+           {"BLOCK_M", ConstValue::integer(testDevice() != DeviceKind::Cpu &&
+                                                   c.dtype == DType::F32 &&
+                                                   c.d == 128
+                                               ? 32
+                                               : 64)},
            {"BLOCK_N", ConstValue::integer(32)}}));
   HostTensor q = HostTensor::empty({1, c.heads, c.m, c.d}, c.dtype);
   HostTensor k = HostTensor::empty({1, c.heads, c.n, c.d}, c.dtype);
@@ -545,5 +547,72 @@ TEST_P(Attention, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, Attention, ::testing::ValuesIn(attnCases()),
                          attnName);
+
+// Every configuration of the autotune space with 16-bit inputs, at head
+// dims 64 and 128, causal and not, on an edge shape (a partial query block,
+// a partial key block). On sm_90a (the sim's target) both products take
+// wgmma whenever the query rows fill the warpgroups: S = Q K^T with both
+// operands in shared memory, O += P V with P from registers; K and V come
+// through TMA rings. Configurations the resource filter refuses are
+// listed, and at least one per head dim must run.
+TEST(AttentionEdge, WarpgroupConfigurations) {
+  for (int64_t d : {64, 128}) {
+    int ran = 0;
+    std::string refused;
+    for (int64_t bm : {64, 128})
+      for (int64_t bn : {32, 64, 128})
+        for (int64_t warps : {4, 8}) {
+          bool causal = (bm + bn + warps) % 3 == 0;
+          DType dt = (bn + warps) % 3 ? DType::F16 : DType::BF16;
+          CompileOptions opts = withPrecision(
+              dt, {{"CAUSAL", ConstValue::boolean(causal)},
+                   {"HEAD_DIM", ConstValue::integer(d)},
+                   {"BLOCK_M", ConstValue::integer(bm)},
+                   {"BLOCK_N", ConstValue::integer(bn)},
+                   {"num_warps", ConstValue::integer(warps)},
+                   {"num_stages", ConstValue::integer(bn == 128 ? 2 : 3)}});
+          std::string config = std::string(dtypeName(dt)) + " d" +
+                               std::to_string(d) + " " + std::to_string(bm) +
+                               "x" + std::to_string(bn) + ", num_warps " +
+                               std::to_string(warps) +
+                               (causal ? ", causal" : "");
+          auto prog = libraryProgram("attention");
+          ASSERT_NE(prog, nullptr);
+          auto kernel = runtime().compile(*prog, "attention", opts,
+                                          testDevice());
+          if (!kernel.ok() &&
+              kernel.status().code() == StatusCode::kResourceExhausted) {
+            refused += "\n  " + config + ": " + kernel.status().message();
+            continue;
+          }
+          ASSERT_TRUE(kernel.ok()) << config << ": "
+                                   << kernel.status().toString();
+          const int64_t m = 130, n = 100;
+          HostTensor q = HostTensor::empty({1, 2, m, d}, dt);
+          HostTensor k = HostTensor::empty({1, 2, n, d}, dt);
+          HostTensor v = HostTensor::empty({1, 2, n, d}, dt);
+          HostTensor o = HostTensor::empty({1, 2, m, d}, dt);
+          fillNormal(q, 71);
+          fillNormal(k, 72);
+          fillNormal(v, 73);
+          double scale = defaultAttentionScale(d);
+          HostTensor expected = HostTensor::empty({2, m, d}, DType::F32);
+          ref::attention(q.reshapedContiguous({2, m, d}),
+                         k.reshapedContiguous({2, n, d}),
+                         v.reshapedContiguous({2, n, d}), expected, causal,
+                         scale);
+          ASSERT_LAUNCH(*kernel,
+                        {view(q), view(k), view(v), view(o), Arg(scale)});
+          EXPECT_CLOSE(o.reshapedContiguous({2, m, d}), expected,
+                       toleranceFor(dt, Op::Attention, std::max(n, d)))
+              << config;
+          ++ran;
+        }
+    std::printf("attention, head dim %lld: %d configurations ran; refused:%s\n",
+                static_cast<long long>(d), ran,
+                refused.empty() ? " none" : refused.c_str());
+    EXPECT_GT(ran, 0) << "head dim " << d;
+  }
+}
 
 } // namespace

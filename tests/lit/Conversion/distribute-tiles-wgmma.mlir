@@ -108,3 +108,42 @@ func.func @small(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned =
   tile.store %d, %c[%c0, %c0] : tensor<32x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// Both products of an attention block on wgmma. S = Q K^T reads both
+// operands from shared memory; its zero accumulator is never moved into
+// registers: the first K step ignores it (scale-d 0), the next accumulate.
+// O = P V takes P from registers (the accumulator layout of S, rounded to
+// f16, is wgmma's A fragment): NVVM has no such form, so it is inline PTX
+// with A's four words, B's descriptor (V stored K x N: transposed) and the
+// accumulators tied to the results, marked with tile.wgmma (N 64 | B
+// transposed << 13 | scale-d << 14) for the sim; its first K step too
+// ignores the zero accumulator.
+// CHECK-LABEL: gpu.func @attention_block
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: arith.truncf
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {tile.wgmma = 8256 : i64} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.*}},=f,r,r,r,r,l,0,{{.*}},31"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {tile.wgmma = 24640 : i64} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.return
+func.func @attention_block(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %v: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %o: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %zs = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+  %zo = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+  %x = tile.load %q[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x64xf16>
+  %kb = tile.load %k[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x64xf16>
+  %kt = tile.trans %kb [1, 0] : tensor<32x64xf16> -> tensor<64x32xf16>
+  %s = tile.dot %x, %kt, %zs : tensor<64x64xf16>, tensor<64x32xf16> -> tensor<64x32xf32>
+  %p = arith.truncf %s : tensor<64x32xf32> to tensor<64x32xf16>
+  %y = tile.load %v[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x64xf16>
+  %d = tile.dot %p, %y, %zo : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+  tile.store %d, %o[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

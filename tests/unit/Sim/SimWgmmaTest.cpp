@@ -26,6 +26,8 @@ using namespace tessera;
 
 namespace {
 
+using simtest::expectReport;
+
 constexpr int64_t kM = 64, kN = 128, kK = 32;
 constexpr int64_t kArenaBytes = 16384;
 /// A (kM x kK, K contiguous) at offset 0, B at 8192.
@@ -66,6 +68,68 @@ int64_t swizzled(int64_t row, int64_t col, int64_t rowBytes) {
   return row * rowBytes + (chunk ^ ((row / perPhase) % maxPhase)) * 16 + within;
 }
 
+/// Thread code for K step `step` with A from registers: words
+/// %word<step>_j, j < 4, each two f16 elements of valueA. Element h of
+/// thread (warp w, lane 4 g + q) is A(16 w + g + 8 (h/2 % 2), 16 step +
+/// 2 q + h % 2 + 8 (h/4)) (PTX ISA, wgmma .m64nNk16 register fragment of A).
+std::string registerFragment(int64_t step) {
+  std::string st = std::to_string(step), s;
+  auto c = [&](const std::string &name, int64_t v) {
+    s += "        %" + name + " = arith.constant " + std::to_string(v) +
+         " : index\n";
+  };
+  c("f" + st + "_c3", 3);
+  c("f" + st + "_c5", 5);
+  c("f" + st + "_c7", 7);
+  c("f" + st + "_c4", 4);
+  c("f" + st + "_c16", 16);
+  c("f" + st + "_c32", 32);
+  std::string p = "%f" + st + "_";
+  s += "        " + p + "w = arith.divui %tid, " + p + "c32 : index\n";
+  s += "        " + p + "lane = arith.remui %tid, " + p + "c32 : index\n";
+  s += "        " + p + "g = arith.divui " + p + "lane, " + p + "c4 : index\n";
+  s += "        " + p + "q = arith.remui " + p + "lane, " + p + "c4 : index\n";
+  s += "        " + p + "w16 = arith.muli " + p + "w, " + p + "c16 : index\n";
+  s += "        " + p + "r0 = arith.addi " + p + "w16, " + p + "g : index\n";
+  s += "        " + p + "q2 = arith.addi " + p + "q, " + p + "q : index\n";
+  for (int64_t j = 0; j < 4; ++j) {
+    std::string js = p + std::to_string(j) + "_";
+    std::string halves;
+    for (int64_t e = 0; e < 2; ++e) {
+      int64_t h = 2 * j + e;
+      std::string hs = js + std::to_string(e) + "_";
+      c(hs.substr(1) + "dr", 8 * (h / 2 % 2));
+      c(hs.substr(1) + "dc", 16 * step + h % 2 + 8 * (h / 4));
+      s += "        " + hs + "row = arith.addi " + p + "r0, " + hs +
+           "dr : index\n";
+      s += "        " + hs + "col = arith.addi " + p + "q2, " + hs +
+           "dc : index\n";
+      s += "        " + hs + "a = arith.muli " + hs + "row, " + p +
+           "c3 : index\n";
+      s += "        " + hs + "b = arith.muli " + hs + "col, " + p +
+           "c5 : index\n";
+      s += "        " + hs + "sum = arith.addi " + hs + "a, " + hs +
+           "b : index\n";
+      s += "        " + hs + "mod = arith.remui " + hs + "sum, " + p +
+           "c7 : index\n";
+      s += "        " + hs + "i = arith.index_cast " + hs +
+           "mod : index to i32\n";
+      s += "        " + hs + "m3 = arith.constant 3 : i32\n";
+      s += "        " + hs + "v = arith.subi " + hs + "i, " + hs +
+           "m3 : i32\n";
+      s += "        " + hs + "h = arith.sitofp " + hs + "v : i32 to f16\n";
+      halves += (e ? ", " : "") + hs + "h";
+    }
+    s += "        " + js + "pair = vector.from_elements " + halves +
+         " : vector<2xf16>\n";
+    s += "        " + js + "bits = vector.bitcast " + js +
+         "pair : vector<2xf16> to vector<1xi32>\n";
+    s += "        %word" + st + "_" + std::to_string(j) +
+         " = vector.extract " + js + "bits[0] : i32 from vector<1xi32>\n";
+  }
+  return s;
+}
+
 /// The kernel: 128 threads, wgmma over K in 16-element steps, every
 /// thread's accumulators stored to out[tid * 64 ...]. `transposeB`: B is
 /// stored K x N (MN-major); otherwise N x K (K-major). `fence`: whether the
@@ -74,10 +138,13 @@ int64_t swizzled(int64_t row, int64_t col, int64_t rowBytes) {
 /// (without, it stores nothing). `overwrite`: thread 0 stores to A's first
 /// element after the commit, before the wait (1) or after the wait and a
 /// barrier (2); 0: it does not. `readEarly`: every thread stores its first
-/// accumulator between the commit and the wait.
+/// accumulator between the commit and the wait. `registerA`: A comes from
+/// registers (the GPU lowering's inline-PTX form), each thread computing
+/// its fragment of valueA as the PTX ISA lays out wgmma's m64k16 A.
 std::string wgmmaKernel(bool transposeB, bool fence = true,
                         int64_t issuers = 128, bool wait = true,
-                        int overwrite = 0, bool readEarly = false) {
+                        int overwrite = 0, bool readEarly = false,
+                        bool registerA = false) {
   std::string fields;
   for (int64_t i = 0; i < kN / 2; ++i)
     fields += std::string(i ? ", " : "") + "f32";
@@ -141,6 +208,32 @@ module {
     s += "        %da" + st + " = arith.ori %la" + st + ", %cA : i64\n";
     s += "        %db" + st + " = arith.ori %lb" + st + ", %cB : i64\n";
     std::string out = "%r" + st;
+    if (registerA) {
+      s += registerFragment(step);
+      std::string asmOperands = "%word" + st + "_0, %word" + st + "_1, %word" +
+                                st + "_2, %word" + st + "_3, %db" + st;
+      std::string constraints, types = "i32, i32, i32, i32, i64";
+      for (int64_t i = 0; i < kN / 2; ++i)
+        constraints += "=f,";
+      constraints += "r,r,r,r,l";
+      for (int64_t i = 0; i < kN / 2; ++i) {
+        std::string is = std::to_string(i);
+        s += "        %in" + st + "_" + is + " = llvm.extractvalue " + in +
+             "[" + is + "] : " + acc + "\n";
+        asmOperands += ", %in" + st + "_" + is;
+        constraints += "," + is;
+        types += ", f32";
+      }
+      // The text is never assembled here; the config describes it.
+      int64_t config = kN | (transposeB ? 1 << 13 : 0) | (1 << 14);
+      s += "        " + out +
+           " = llvm.inline_asm has_side_effects asm_dialect = att "
+           "{tile.wgmma = " +
+           std::to_string(config) + " : i64} \"wgmma\", \"" + constraints +
+           "\" " + asmOperands + " : (" + types + ") -> " + acc + "\n";
+      in = out;
+      continue;
+    }
     s += "        " + out + " = nvvm.wgmma.mma_async %da" + st + ", %db" + st +
          ", " + in + ", #nvvm.shape<m = 64, n = " + std::to_string(kN) +
          ", k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, "
@@ -265,6 +358,30 @@ TEST(SimWgmma, SwizzledKMajorAAndB) {
   expectProduct(out);
 }
 
+// A from registers (the GPU lowering's form for an operand it computed,
+// such as attention's P): the same product, B from shared memory either
+// way; the fence rule holds as for shared-memory operands.
+TEST(SimWgmma, RegisterA) {
+  for (bool transposedB : {true, false}) {
+    std::vector<float> out;
+    Status s = runOn(transposedB,
+                     wgmmaKernel(transposedB, /*fence=*/true, /*issuers=*/128,
+                                 /*wait=*/true, /*overwrite=*/0,
+                                 /*readEarly=*/false, /*registerA=*/true),
+                     out);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    expectProduct(out);
+  }
+  std::vector<float> out;
+  expectReport(runOn(/*transposedB=*/true,
+                     wgmmaKernel(/*transposeB=*/true, /*fence=*/false,
+                                 /*issuers=*/128, /*wait=*/true,
+                                 /*overwrite=*/0, /*readEarly=*/false,
+                                 /*registerA=*/true),
+                     out),
+               {"without a wgmma.fence", "llvm.inline_asm"});
+}
+
 // A product read through the wrong swizzle mode reads other elements: the
 // decoding is not forgiving.
 TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
@@ -279,7 +396,6 @@ TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
   EXPECT_GT(wrong, 128 * 32);
 }
 
-using simtest::expectReport;
 
 TEST(SimWgmma, MissingFenceIsReported) {
   std::vector<float> out;
