@@ -209,9 +209,12 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       with one `cp.async.wait_group` and one barrier per iteration. Other
       operands convert to the operand layouts through shared memory.
       With `warpgroup-mma` (sm_90a), a dot whose accumulator lays all warps
-      along M and whose operands both come from shared memory issues
+      along M and whose B operand comes from shared memory issues
       `wgmma.mma_async` m64nNk16 per warpgroup, 64-row block and K step
-      instead, reading both operands through matrix descriptors: their
+      instead, reading its shared operands through matrix descriptors
+      (A in registers instead when the kernel computed it in the operand
+      layout of the accumulator's own mma layout, as attention's P: the
+      warp's slice of wgmma's A fragment is mma.sync's m16k16): their
       blocks are copied in atoms of at most 64 columns (128 bytes) with the
       hardware's 128-, 64- or 32-byte swizzle, and each dot is one
       `wgmma.fence`, its products, one commit group and a wait for it
@@ -219,7 +222,10 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       tensor cores). The products are written by hand in NVVM rather than
       through `nvgpu.warpgroup.mma`, which keeps the accumulator opaque,
       bundles its own fence and wait, and takes its operands from TMA
-      tensor maps only. With `tensor-copies` as well, the pipelined
+      tensor maps only; NVVM's `wgmma.mma_async` has no register-A form,
+      which is therefore inline PTX marked `tile.wgmma` (the instruction
+      packed for the sim's lowering). A zero accumulator is not moved into
+      registers: the first K step ignores it (scale-d 0). With `tensor-copies` as well, the pipelined
       copies of those operands in a loop that no other loop encloses go
       through the tensor memory accelerator instead of `cp.async`: one
       `nvgpu.tma.async.load` per atom into the ring slot, issued by thread
@@ -251,7 +257,8 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
            "the limit is left unlowered with its need in "
            "`tile.tile_registers` (0: no limit)">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
-           "Lower dots on shared-memory operands to wgmma (sm_90a)">,
+           "Lower dots whose B operand is in shared memory to wgmma "
+           "(sm_90a)">,
     Option<"tensorCopies", "tensor-copies", "bool", "true",
            "With warpgroup-mma: copy the operand blocks of pipelined "
            "wgmma loops with TMA (cp.async.bulk.tensor) and mbarriers">
