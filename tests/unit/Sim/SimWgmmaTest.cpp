@@ -73,59 +73,47 @@ int64_t swizzled(int64_t row, int64_t col, int64_t rowBytes) {
 /// thread (warp w, lane 4 g + q) is A(16 w + g + 8 (h/2 % 2), 16 step +
 /// 2 q + h % 2 + 8 (h/4)) (PTX ISA, wgmma .m64nNk16 register fragment of A).
 std::string registerFragment(int64_t step) {
-  std::string st = std::to_string(step), s;
-  auto c = [&](const std::string &name, int64_t v) {
-    s += "        %" + name + " = arith.constant " + std::to_string(v) +
-         " : index\n";
+  std::string s, p = "%f" + std::to_string(step) + "_";
+  auto let = [&](const std::string &name, const std::string &rhs) {
+    s += "        " + name + " = " + rhs + "\n";
   };
-  c("f" + st + "_c3", 3);
-  c("f" + st + "_c5", 5);
-  c("f" + st + "_c7", 7);
-  c("f" + st + "_c4", 4);
-  c("f" + st + "_c16", 16);
-  c("f" + st + "_c32", 32);
-  std::string p = "%f" + st + "_";
-  s += "        " + p + "w = arith.divui %tid, " + p + "c32 : index\n";
-  s += "        " + p + "lane = arith.remui %tid, " + p + "c32 : index\n";
-  s += "        " + p + "g = arith.divui " + p + "lane, " + p + "c4 : index\n";
-  s += "        " + p + "q = arith.remui " + p + "lane, " + p + "c4 : index\n";
-  s += "        " + p + "w16 = arith.muli " + p + "w, " + p + "c16 : index\n";
-  s += "        " + p + "r0 = arith.addi " + p + "w16, " + p + "g : index\n";
-  s += "        " + p + "q2 = arith.addi " + p + "q, " + p + "q : index\n";
+  auto index = [&](const std::string &name, int64_t v) {
+    let(name, "arith.constant " + std::to_string(v) + " : index");
+  };
+  for (int64_t v : {3, 4, 5, 7, 16, 32})
+    index(p + "c" + std::to_string(v), v);
+  let(p + "w", "arith.divui %tid, " + p + "c32 : index");
+  let(p + "lane", "arith.remui %tid, " + p + "c32 : index");
+  let(p + "g", "arith.divui " + p + "lane, " + p + "c4 : index");
+  let(p + "q", "arith.remui " + p + "lane, " + p + "c4 : index");
+  let(p + "w16", "arith.muli " + p + "w, " + p + "c16 : index");
+  let(p + "r0", "arith.addi " + p + "w16, " + p + "g : index");
+  let(p + "q2", "arith.addi " + p + "q, " + p + "q : index");
   for (int64_t j = 0; j < 4; ++j) {
-    std::string js = p + std::to_string(j) + "_";
-    std::string halves;
+    std::string js = p + std::to_string(j) + "_", halves;
     for (int64_t e = 0; e < 2; ++e) {
       int64_t h = 2 * j + e;
-      std::string hs = js + std::to_string(e) + "_";
-      c(hs.substr(1) + "dr", 8 * (h / 2 % 2));
-      c(hs.substr(1) + "dc", 16 * step + h % 2 + 8 * (h / 4));
-      s += "        " + hs + "row = arith.addi " + p + "r0, " + hs +
-           "dr : index\n";
-      s += "        " + hs + "col = arith.addi " + p + "q2, " + hs +
-           "dc : index\n";
-      s += "        " + hs + "a = arith.muli " + hs + "row, " + p +
-           "c3 : index\n";
-      s += "        " + hs + "b = arith.muli " + hs + "col, " + p +
-           "c5 : index\n";
-      s += "        " + hs + "sum = arith.addi " + hs + "a, " + hs +
-           "b : index\n";
-      s += "        " + hs + "mod = arith.remui " + hs + "sum, " + p +
-           "c7 : index\n";
-      s += "        " + hs + "i = arith.index_cast " + hs +
-           "mod : index to i32\n";
-      s += "        " + hs + "m3 = arith.constant 3 : i32\n";
-      s += "        " + hs + "v = arith.subi " + hs + "i, " + hs +
-           "m3 : i32\n";
-      s += "        " + hs + "h = arith.sitofp " + hs + "v : i32 to f16\n";
-      halves += (e ? ", " : "") + hs + "h";
+      std::string x = js + std::to_string(e) + "_";
+      index(x + "dr", 8 * (h / 2 % 2));
+      index(x + "dc", 16 * step + h % 2 + 8 * (h / 4));
+      // valueA(row, col) = (3 row + 5 col) % 7 - 3.
+      let(x + "row", "arith.addi " + p + "r0, " + x + "dr : index");
+      let(x + "col", "arith.addi " + p + "q2, " + x + "dc : index");
+      let(x + "a", "arith.muli " + x + "row, " + p + "c3 : index");
+      let(x + "b", "arith.muli " + x + "col, " + p + "c5 : index");
+      let(x + "sum", "arith.addi " + x + "a, " + x + "b : index");
+      let(x + "mod", "arith.remui " + x + "sum, " + p + "c7 : index");
+      let(x + "i", "arith.index_cast " + x + "mod : index to i32");
+      let(x + "m3", "arith.constant 3 : i32");
+      let(x + "v", "arith.subi " + x + "i, " + x + "m3 : i32");
+      let(x + "h", "arith.sitofp " + x + "v : i32 to f16");
+      halves += (e ? ", " : "") + x + "h";
     }
-    s += "        " + js + "pair = vector.from_elements " + halves +
-         " : vector<2xf16>\n";
-    s += "        " + js + "bits = vector.bitcast " + js +
-         "pair : vector<2xf16> to vector<1xi32>\n";
-    s += "        %word" + st + "_" + std::to_string(j) +
-         " = vector.extract " + js + "bits[0] : i32 from vector<1xi32>\n";
+    let(js + "pair", "vector.from_elements " + halves + " : vector<2xf16>");
+    let(js + "bits", "vector.bitcast " + js + "pair : vector<2xf16> to " +
+                         "vector<1xi32>");
+    let("%word" + std::to_string(step) + "_" + std::to_string(j),
+        "vector.extract " + js + "bits[0] : i32 from vector<1xi32>");
   }
   return s;
 }

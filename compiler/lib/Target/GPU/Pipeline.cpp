@@ -167,7 +167,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                       " registers per thread (accumulator, fragments and "
                       "copy addresses; at most " +
                       std::to_string(budget) +
-                      " at this block size); use smaller tiles or BLOCK_K");
+                      " at this block size); use smaller tiles or more warps");
   if (words > kMaxTileRegisters)
     return Status(StatusCode::kResourceExhausted,
                   "this configuration needs " + std::to_string(words) +
