@@ -117,10 +117,9 @@ Value registerWgmma(OpBuilder &b, Location l, Type accType, Value acc,
       /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
-  op->setAttr("tile.wgmma",
-              b.getI64IntegerAttr(n | (bf16 ? 1 << 10 : 0) |
-                                  (transB ? 1 << 13 : 0) |
-                                  (scaleD ? 1 << 14 : 0)));
+  op->setAttr("tile.wgmma", b.getI64IntegerAttr(n | (bf16 ? 1 << 10 : 0) |
+                                                (transB ? 1 << 13 : 0) |
+                                                (scaleD ? 1 << 14 : 0)));
   return op.getResult(0);
 }
 
@@ -2525,9 +2524,9 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
     }
     groupOffset = entryValues[key];
   }
-  Value baseA = sa ? descriptor(b, l, *sa, groupOffset, lboOf(*sa, 0),
-                                sa->atom() * 16)
-                   : Value();
+  Value baseA =
+      sa ? descriptor(b, l, *sa, groupOffset, lboOf(*sa, 0), sa->atom() * 16)
+         : Value();
   Value baseB = descriptor(b, l, sb, Value(), lboOf(sb, 1), sb.atom() * 16);
   // The accumulator of repetition i: registers (i nr + j) 4 + e are field
   // 4 j + e of wgmma's m64nNk16 accumulator.
@@ -2549,8 +2548,8 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
     acc.push_back(st);
   }
   auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  auto layoutA = !sa || kMajor(*sa, 0) ? NVVM::MMALayout::row
-                                       : NVVM::MMALayout::col;
+  auto layoutA =
+      !sa || kMajor(*sa, 0) ? NVVM::MMALayout::row : NVVM::MMALayout::col;
   auto layoutB = kMajor(sb, 1) ? NVVM::MMALayout::col : NVVM::MMALayout::row;
   // The accumulator (and A's) registers were written by other
   // instructions.
@@ -2576,9 +2575,9 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
         for (int64_t w = 0; w < 4; ++w)
           words.push_back(
               vector::ExtractOp::create(b, l, wordsA, (i * ks + s) * 4 + w));
-        acc[i] = registerWgmma(b, l, accType, acc[i], words, db[s], n,
-                               in.isBF16(), layoutB == NVVM::MMALayout::row,
-                               !fromZero || s > 0);
+        acc[i] =
+            registerWgmma(b, l, accType, acc[i], words, db[s], n, in.isBF16(),
+                          layoutB == NVVM::MMALayout::row, !fromZero || s > 0);
         continue;
       }
       int64_t bytes = kStepBytes(*sa, 0, s) + mnBytes(*sa, 0, i * 16 * warps);

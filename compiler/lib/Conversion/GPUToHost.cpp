@@ -862,12 +862,12 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         Slot acc = makeSlot(entryBuilder, ob, l, accType);
         Slot words = makeSlot(entryBuilder, ob, l, wordsType);
         if (config.getInt() & (1 << 14))
-          storeSlot(ob, l,
-                    vector::FromElementsOp::create(
-                        ob, l, accType,
-                        op->getOperands().drop_front(
-                            kRegisterWgmmaAccumulators)),
-                    acc);
+          storeSlot(
+              ob, l,
+              vector::FromElementsOp::create(
+                  ob, l, accType,
+                  op->getOperands().drop_front(kRegisterWgmmaAccumulators)),
+              acc);
         storeSlot(ob, l,
                   vector::FromElementsOp::create(
                       ob, l, wordsType, op->getOperands().take_front(4)),

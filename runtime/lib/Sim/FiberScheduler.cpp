@@ -1063,8 +1063,8 @@ void runWgmma(Fiber *const *lanes) {
       int64_t w = t / kWarpSize, lane = t % kWarpSize;
       const auto *words = at<uint16_t>(lanes[t]->syncPtr[0]);
       for (int64_t h = 0; h < 8; ++h)
-        A[16 * w + lane / 4 + 8 * (h / 2 % 2)][2 * (lane % 4) + h % 2 +
-                                               8 * (h / 4)] = value(words[h]);
+        A[16 * w + lane / 4 + 8 * (h / 2 % 2)]
+         [2 * (lane % 4) + h % 2 + 8 * (h / 4)] = value(words[h]);
     }
   } else {
     for (int64_t m = 0; m < 64; ++m)

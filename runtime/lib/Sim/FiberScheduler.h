@@ -49,8 +49,9 @@ extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
 /// input format (0 f16, 1 bf16), bit 12 A transposed (MN-major), bit 13 B
 /// transposed, bit 14 scale-d (0: D = A B, ignoring the accumulators),
 /// bit 15 A from registers (`descA` is then the address of this thread's 4
-/// words of A, the m64k16 register fragment), bits 16 and up the accumulator's chain (the products that continue one
-/// another's accumulators, numbered by the sim lowering).
+/// words of A, the m64k16 register fragment), bits 16 and up the accumulator's
+/// chain (the products that continue one another's accumulators, numbered by
+/// the sim lowering).
 extern "C" void tessera_sim_wgmma(int64_t context, int64_t config,
                                   int64_t descA, int64_t descB, int64_t acc,
                                   int64_t site);

@@ -512,21 +512,18 @@ class Attention : public ::testing::TestWithParam<AttnCase> {};
 
 TEST_P(Attention, MatchesReference) {
   const AttnCase &c = GetParam();
+  // f32 products keep their tiles in shared memory on the GPU (sim, cuda):
+  // 64-row blocks of a 128-wide head do not fit there.
+  int64_t blockM =
+      testDevice() != DeviceKind::Cpu && c.dtype == DType::F32 && c.d == 128
+          ? 32
+          : 64;
   auto kernel = libraryKernel(
       "attention", "attention",
-      withPrecision(
-          c.dtype,
-          {{"CAUSAL", ConstValue::boolean(c.causal)},
-           {"HEAD_DIM", ConstValue::integer(c.d)},
-           // f32 products keep their tiles in shared memory
-           // on the GPU (sim, cuda): 64-row blocks of a
-           // 128-wide head do not fit there.
-           {"BLOCK_M", ConstValue::integer(testDevice() != DeviceKind::Cpu &&
-                                                   c.dtype == DType::F32 &&
-                                                   c.d == 128
-                                               ? 32
-                                               : 64)},
-           {"BLOCK_N", ConstValue::integer(32)}}));
+      withPrecision(c.dtype, {{"CAUSAL", ConstValue::boolean(c.causal)},
+                              {"HEAD_DIM", ConstValue::integer(c.d)},
+                              {"BLOCK_M", ConstValue::integer(blockM)},
+                              {"BLOCK_N", ConstValue::integer(32)}}));
   HostTensor q = HostTensor::empty({1, c.heads, c.m, c.d}, c.dtype);
   HostTensor k = HostTensor::empty({1, c.heads, c.n, c.d}, c.dtype);
   HostTensor v = HostTensor::empty({1, c.heads, c.n, c.d}, c.dtype);
@@ -571,22 +568,21 @@ TEST(AttentionEdge, WarpgroupConfigurations) {
                    {"BLOCK_N", ConstValue::integer(bn)},
                    {"num_warps", ConstValue::integer(warps)},
                    {"num_stages", ConstValue::integer(bn == 128 ? 2 : 3)}});
-          std::string config = std::string(dtypeName(dt)) + " d" +
-                               std::to_string(d) + " " + std::to_string(bm) +
-                               "x" + std::to_string(bn) + ", num_warps " +
-                               std::to_string(warps) +
-                               (causal ? ", causal" : "");
+          std::string config =
+              std::string(dtypeName(dt)) + " d" + std::to_string(d) + " " +
+              std::to_string(bm) + "x" + std::to_string(bn) + ", num_warps " +
+              std::to_string(warps) + (causal ? ", causal" : "");
           auto prog = libraryProgram("attention");
           ASSERT_NE(prog, nullptr);
-          auto kernel = runtime().compile(*prog, "attention", opts,
-                                          testDevice());
+          auto kernel =
+              runtime().compile(*prog, "attention", opts, testDevice());
           if (!kernel.ok() &&
               kernel.status().code() == StatusCode::kResourceExhausted) {
             refused += "\n  " + config + ": " + kernel.status().message();
             continue;
           }
-          ASSERT_TRUE(kernel.ok()) << config << ": "
-                                   << kernel.status().toString();
+          ASSERT_TRUE(kernel.ok())
+              << config << ": " << kernel.status().toString();
           const int64_t m = 130, n = 100;
           HostTensor q = HostTensor::empty({1, 2, m, d}, dt);
           HostTensor k = HostTensor::empty({1, 2, n, d}, dt);
@@ -597,10 +593,9 @@ TEST(AttentionEdge, WarpgroupConfigurations) {
           fillNormal(v, 73);
           double scale = defaultAttentionScale(d);
           HostTensor expected = HostTensor::empty({2, m, d}, DType::F32);
-          ref::attention(q.reshapedContiguous({2, m, d}),
-                         k.reshapedContiguous({2, n, d}),
-                         v.reshapedContiguous({2, n, d}), expected, causal,
-                         scale);
+          ref::attention(
+              q.reshapedContiguous({2, m, d}), k.reshapedContiguous({2, n, d}),
+              v.reshapedContiguous({2, n, d}), expected, causal, scale);
           ASSERT_LAUNCH(*kernel,
                         {view(q), view(k), view(v), view(o), Arg(scale)});
           EXPECT_CLOSE(o.reshapedContiguous({2, m, d}), expected,

@@ -110,8 +110,8 @@ std::string registerFragment(int64_t step) {
       halves += (e ? ", " : "") + x + "h";
     }
     let(js + "pair", "vector.from_elements " + halves + " : vector<2xf16>");
-    let(js + "bits", "vector.bitcast " + js + "pair : vector<2xf16> to " +
-                         "vector<1xi32>");
+    let(js + "bits",
+        "vector.bitcast " + js + "pair : vector<2xf16> to " + "vector<1xi32>");
     let("%word" + std::to_string(step) + "_" + std::to_string(j),
         "vector.extract " + js + "bits[0] : i32 from vector<1xi32>");
   }
@@ -383,7 +383,6 @@ TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
       wrong += out[size_t(t * 64 + i)] != expected(t, i);
   EXPECT_GT(wrong, 128 * 32);
 }
-
 
 TEST(SimWgmma, MissingFenceIsReported) {
   std::vector<float> out;

@@ -225,8 +225,9 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       tensor maps only; NVVM's `wgmma.mma_async` has no register-A form,
       which is therefore inline PTX marked `tile.wgmma` (the instruction
       packed for the sim's lowering). A zero accumulator is not moved into
-      registers: the first K step ignores it (scale-d 0). With `tensor-copies` as well, the pipelined
-      copies of those operands in a loop that no other loop encloses go
+      registers: the first K step ignores it (scale-d 0). With
+      `tensor-copies` as well, the pipelined copies of those operands in a
+      loop that no other loop encloses go
       through the tensor memory accelerator instead of `cp.async`: one
       `nvgpu.tma.async.load` per atom into the ring slot, issued by thread
       0 after an `mbarrier.arrive.expect_tx` of the stage's bytes on the
