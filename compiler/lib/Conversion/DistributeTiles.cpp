@@ -428,8 +428,9 @@ private:
   /// The staged load a dot operand comes from (through reshapes,
   /// transpositions and its operand conversion), if any.
   LoadOp stagedSource(Value operand);
-  /// Whether `d` lowers to wgmma: 16-bit operands both staged, every warp
-  /// along M; records the atom width of its operands' blocks.
+  /// Whether `d` lowers to wgmma: 16-bit operands, B staged and A staged
+  /// or in registers, every warp along M; records the atom width of its
+  /// staged operands' blocks.
   bool planWgmma(DotOp d);
   LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
   /// The matrix descriptor of a staged wgmma operand at byte `offset`
@@ -2430,8 +2431,8 @@ bool KernelLowering::planWgmma(DotOp d) {
         return w;
     return 0;
   };
-  int64_t wa = a ? atomOf(a) : 16, wb = atomOf(bl);
-  if (!wa || !wb)
+  int64_t wa = a ? atomOf(a) : 0, wb = atomOf(bl);
+  if ((a && !wa) || !wb)
     return false;
   if (a)
     atomColumns[a] = wa;

@@ -646,6 +646,33 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
     auto predicateOf = [&](OpBuilder &ob, Location l, Value pred) -> Value {
       return pred ? asI64(ob, l, pred) : i64Constant(ob, l, 1);
     };
+    // One wgmma.mma_async, a warpgroup collective: this thread's
+    // accumulators `accIn` (none with scale-d 0: ignored, perhaps poison)
+    // go through a slot the simulator updates with D, returned as the
+    // struct `st`. `config` packs the instruction as tessera_sim_wgmma
+    // reads it (runtime/lib/Sim/FiberScheduler.h), less its chain.
+    auto simWgmma = [&](OpBuilder &ob, Operation *op,
+                        LLVM::LLVMStructType st, ValueRange accIn,
+                        int64_t config, Value descA, Value descB) -> Value {
+      Location l = op->getLoc();
+      int64_t fields = st.getBody().size();
+      auto accType = VectorType::get({fields}, ob.getF32Type());
+      Slot acc = makeSlot(entryBuilder, ob, l, accType);
+      if (!accIn.empty())
+        storeSlot(ob, l, vector::FromElementsOp::create(ob, l, accType, accIn),
+                  acc);
+      simCall(ob, l, kWgmmaFn,
+              {i64Constant(ob, l,
+                           config | accumulators.chainOf.lookup(op) << 16),
+               descA, descB, acc.address, siteValue(ob, l, newSite(op))},
+              /*returns=*/false);
+      Value d = loadSlot(ob, l, accType, acc);
+      Value result = LLVM::PoisonOp::create(ob, l, st);
+      for (int64_t i = 0; i < fields; ++i)
+        result = LLVM::InsertValueOp::create(
+            ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
+      return result;
+    };
     SmallVector<Operation *> toErase;
     WalkResult r = f.walk([&](Operation *op) -> WalkResult {
       OpBuilder ob(op);
@@ -797,8 +824,6 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         mma.getResult().replaceAllUsesWith(loadSlot(ob, l, cType, d));
         toErase.push_back(op);
       } else if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
-        // A warpgroup collective: each thread passes its accumulators
-        // (the struct's f32 fields) through a slot the simulator updates.
         auto st = cast<LLVM::LLVMStructType>(wg.getInouts().getType());
         NVVM::MMAShapeAttr shape = wg.getShape();
         auto half = [](NVVM::WGMMATypes t) {
@@ -815,76 +840,41 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
           return op->emitOpError(
               "sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs "
               "from shared memory and f32 accumulation only");
-        auto accType =
-            VectorType::get({int64_t(st.getBody().size())}, ob.getF32Type());
-        Slot acc = makeSlot(entryBuilder, ob, l, accType);
-        // With scale-d 0 the accumulators are ignored (and may be poison).
-        if (wg.getScaleD() == NVVM::WGMMAScaleOut::one) {
-          SmallVector<Value> fields;
-          for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
-            fields.push_back(
-                LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
-          storeSlot(ob, l,
-                    vector::FromElementsOp::create(ob, l, accType, fields),
-                    acc);
-        }
-        // The instruction, packed as tessera_sim_wgmma reads it
-        // (runtime/lib/Sim/FiberScheduler.h).
+        bool scaleD = wg.getScaleD() == NVVM::WGMMAScaleOut::one;
+        SmallVector<Value> accIn;
+        for (int64_t i = 0; scaleD && i < int64_t(st.getBody().size()); ++i)
+          accIn.push_back(
+              LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
         int64_t config =
             shape.getN() | (ta == NVVM::WGMMATypes::bf16 ? 1 << 10 : 0) |
             (wg.getLayoutA() == NVVM::MMALayout::col ? 1 << 12 : 0) |
             (wg.getLayoutB() == NVVM::MMALayout::row ? 1 << 13 : 0) |
-            (wg.getScaleD() == NVVM::WGMMAScaleOut::one ? 1 << 14 : 0) |
-            accumulators.chainOf.lookup(op) << 16;
-        simCall(ob, l, kWgmmaFn,
-                {i64Constant(ob, l, config), wg.getDescriptorA(),
-                 wg.getDescriptorB(), acc.address,
-                 siteValue(ob, l, newSite(op))},
-                /*returns=*/false);
-        Value d = loadSlot(ob, l, accType, acc);
-        Value result = LLVM::PoisonOp::create(ob, l, st);
-        for (int64_t i = 0; i < int64_t(st.getBody().size()); ++i)
-          result = LLVM::InsertValueOp::create(
-              ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
-        wg.getResults().replaceAllUsesWith(result);
+            (scaleD ? 1 << 14 : 0);
+        wg.getResults().replaceAllUsesWith(
+            simWgmma(ob, op, st, accIn, config, wg.getDescriptorA(),
+                     wg.getDescriptorB()));
         toErase.push_back(op);
       } else if (isRegisterWgmma(op)) {
-        // As above, A's 4 words passed through a slot of their own (bit
-        // 15 of the instruction).
+        // The same with A's 4 words in a slot of their own, whose address
+        // stands for A's descriptor (bit 15 of the instruction).
         auto config = dyn_cast<IntegerAttr>(op->getAttr("tile.wgmma"));
         auto st = dyn_cast<LLVM::LLVMStructType>(op->getResult(0).getType());
         int64_t fields = op->getNumOperands() - kRegisterWgmmaAccumulators;
         if (!config || !st || int64_t(st.getBody().size()) != fields ||
             (config.getInt() & 0x3ff) != 2 * fields)
           return op->emitOpError("is not a wgmma.mma_async the sim knows");
-        auto accType = VectorType::get({fields}, ob.getF32Type());
         auto wordsType = VectorType::get({4}, ob.getI32Type());
-        Slot acc = makeSlot(entryBuilder, ob, l, accType);
         Slot words = makeSlot(entryBuilder, ob, l, wordsType);
-        if (config.getInt() & (1 << 14))
-          storeSlot(
-              ob, l,
-              vector::FromElementsOp::create(
-                  ob, l, accType,
-                  op->getOperands().drop_front(kRegisterWgmmaAccumulators)),
-              acc);
         storeSlot(ob, l,
                   vector::FromElementsOp::create(
                       ob, l, wordsType, op->getOperands().take_front(4)),
                   words);
-        simCall(ob, l, kWgmmaFn,
-                {i64Constant(ob, l,
-                             config.getInt() | (1 << 15) |
-                                 accumulators.chainOf.lookup(op) << 16),
-                 words.address, op->getOperand(4), acc.address,
-                 siteValue(ob, l, newSite(op))},
-                /*returns=*/false);
-        Value d = loadSlot(ob, l, accType, acc);
-        Value result = LLVM::PoisonOp::create(ob, l, st);
-        for (int64_t i = 0; i < fields; ++i)
-          result = LLVM::InsertValueOp::create(
-              ob, l, result, vector::ExtractOp::create(ob, l, d, i), i);
-        op->getResult(0).replaceAllUsesWith(result);
+        ValueRange accIn;
+        if (config.getInt() & (1 << 14))
+          accIn = op->getOperands().drop_front(kRegisterWgmmaAccumulators);
+        op->getResult(0).replaceAllUsesWith(
+            simWgmma(ob, op, st, accIn, config.getInt() | (1 << 15),
+                     words.address, op->getOperand(4)));
         toErase.push_back(op);
       } else if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveOp,
                      nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierTestWaitOp,

@@ -11,8 +11,8 @@
 // CHECK-DAG: %[[ACC:.*]] = memref.alloca() : memref<8xf32>
 // CHECK-DAG: %[[WORDS:.*]] = memref.alloca() : memref<4xi32>
 // CHECK: call @tessera_sim_wgmma_fence(%[[CTX]])
-// CHECK: vector.store %{{.*}}, %[[ACC]]
 // CHECK: vector.store %{{.*}}, %[[WORDS]]
+// CHECK: vector.store %{{.*}}, %[[ACC]]
 // CHECK: %[[CONFIG:.*]] = arith.constant 49168 : i64
 // CHECK: call @tessera_sim_wgmma(%[[CTX]], %[[CONFIG]], %{{.*}}, %[[DESC:[^,]*]], %{{.*}}, %{{.*}})
 // CHECK: vector.load %[[ACC]]
