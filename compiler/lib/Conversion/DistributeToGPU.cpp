@@ -260,6 +260,20 @@ struct DistributeToGPUPass
     for (Block &blk : kernel.getBody())
       if (failed(m.mapBlock(blk)))
         return failure();
+    // A barrier after each outermost loop that holds one: the buffers of
+    // its body end there, and a later loop's buffers take their bytes.
+    kernel.walk([&](scf::ForOp loop) {
+      for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
+        if (isa<LoopLikeOpInterface>(p))
+          return;
+      Operation *after = loop->getNextNode();
+      bool synced = false;
+      loop.getBody()->walk([&](gpu::BarrierOp) { synced = true; });
+      if (synced && after && !isa<gpu::BarrierOp>(after)) {
+        OpBuilder ab(after);
+        gpu::BarrierOp::create(ab, loop.getLoc());
+      }
+    });
 
     // Tile buffers become views into the block's dynamic shared memory
     // (static `.shared` arrays are capped at 48 KiB; the dynamic arena can
@@ -290,6 +304,7 @@ struct DistributeToGPUPass
     };
     SmallVector<Request> requests;
     DenseMap<Operation *, BlockArgument> carriedOf;
+    DenseMap<Operation *, Operation *> takesOver;
     Liveness live(kernel);
     for (Operation *op : allocs) {
       auto type = cast<MemRefType>(op->getResult(0).getType());
@@ -309,6 +324,32 @@ struct DistributeToGPUPass
           if (use.getOwner() == loop.getBody()->getTerminator())
             carriedOf[op] = loop.getRegionIterArgs()[use.getOperandNumber()];
       auto [lo, hi] = live.range(op->getResult(0));
+      // A loop that continues what an earlier loop carried (its initial
+      // value is that loop's result, used nowhere else) writes its
+      // ping-pong pair into the earlier loop's: the two pairs are never
+      // needed at once.
+      if (auto it = carriedOf.find(op); it != carriedOf.end()) {
+        auto loop = cast<scf::ForOp>(op->getParentOp());
+        Value init = loop.getTiedLoopInit(it->second)->get();
+        auto prev = init.getDefiningOp<scf::ForOp>();
+        if (prev && init.hasOneUse()) {
+          Value yielded = prev.getBody()->getTerminator()->getOperand(
+              cast<OpResult>(init).getResultNumber());
+          Operation *from = yielded.getDefiningOp();
+          if (auto t = takesOver.find(from); t != takesOver.end())
+            from = t->second;
+          if (from && carriedOf.count(from) &&
+              from->getResult(0).getType() == op->getResult(0).getType()) {
+            takesOver[op] = from;
+            for (Request &r : requests)
+              if (r.alloc == from) {
+                r.lo = std::min(r.lo, lo);
+                r.hi = std::max(r.hi, hi);
+              }
+            continue;
+          }
+        }
+      }
       requests.push_back({op, bytes, lo, hi});
       if (carriedOf.count(op))
         requests.push_back({op, bytes, lo, hi});
@@ -345,8 +386,9 @@ struct DistributeToGPUPass
                                     MemRefLayoutAttrInterface(), wgSpace);
       Location ol = op->getLoc();
       SmallVector<Value> buffers;
+      Operation *owner = takesOver.lookup(op);
       for (Request &r : requests)
-        if (r.alloc == op) {
+        if (r.alloc == (owner ? owner : op)) {
           Value offset = arith::ConstantIndexOp::create(eb, ol, r.offset);
           Value view = memref::ViewOp::create(eb, ol, wgType, arena, offset,
                                               ValueRange{});

@@ -121,3 +121,88 @@ module {
     return
   }
 }
+
+// -----
+
+// Two loops one after the other, the second continuing what the first
+// carried: a barrier after the first ends its body's buffers, so the
+// second loop's temporary takes the first's bytes (1024), and the second
+// loop's ping-pong pair is the first's (2048 and 3072: the first loop's
+// result is the second's initial value only). The initial buffer (0) is
+// live through the first loop: 4096 bytes, not 7168.
+// CHECK-LABEL: gpu.func @sequential_loops
+// CHECK-SAME: tile.shared_bytes = 4096 : i64
+// CHECK: memref.view %{{.*}}[%c0][]
+// CHECK: memref.view %{{.*}}[%c1024][]
+// CHECK: %[[V1A:.*]] = memref.view %{{.*}}[%c2048][]
+// CHECK-NEXT: %[[C1A:.*]] = memref.memory_space_cast %[[V1A]]
+// CHECK: %[[V1B:.*]] = memref.view %{{.*}}[%c3072][]
+// CHECK-NEXT: %[[C1B:.*]] = memref.memory_space_cast %[[V1B]]
+// CHECK: memref.view %{{.*}}[%c1024_{{[0-9]+}}][]
+// CHECK: %[[V2A:.*]] = memref.view %{{.*}}[%c2048_{{[0-9]+}}][]
+// CHECK-NEXT: %[[C2A:.*]] = memref.memory_space_cast %[[V2A]]
+// CHECK: %[[V2B:.*]] = memref.view %{{.*}}[%c3072_{{[0-9]+}}][]
+// CHECK-NEXT: %[[C2B:.*]] = memref.memory_space_cast %[[V2B]]
+// CHECK-NOT: memref.view
+// CHECK: %[[R1:.*]] = scf.for {{.*}} -> (memref<256xf32>)
+// CHECK: arith.select %{{.*}}, %[[C1B]], %[[C1A]] : memref<256xf32>
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for {{.*}} iter_args(%{{.*}} = %[[R1]]) -> (memref<256xf32>)
+// CHECK: arith.select %{{.*}}, %[[C2B]], %[[C2A]] : memref<256xf32>
+// CHECK: scf.yield
+module {
+  func.func @sequential_loops(%x: memref<?xf32>, %n: index, %m: index) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c256 = arith.constant 256 : index
+    %zero = arith.constant 0.0 : f32
+    %init = memref.alloc() : memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      memref.store %zero, %init[%i] : memref<256xf32>
+      scf.reduce
+    }
+    %r1 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %init) -> (memref<256xf32>) {
+      %t = memref.alloc() : memref<256xf32>
+      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+        %v = memref.load %x[%i] : memref<?xf32>
+        memref.store %v, %t[%i] : memref<256xf32>
+        scf.reduce
+      }
+      %new = memref.alloc() : memref<256xf32>
+      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+        %a = memref.load %acc[%i] : memref<256xf32>
+        %b = memref.load %t[%i] : memref<256xf32>
+        %s = arith.addf %a, %b : f32
+        memref.store %s, %new[%i] : memref<256xf32>
+        scf.reduce
+      }
+      scf.yield %new : memref<256xf32>
+    }
+    %r2 = scf.for %k = %n to %m step %c1 iter_args(%acc = %r1) -> (memref<256xf32>) {
+      %t = memref.alloc() : memref<256xf32>
+      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+        %v = memref.load %x[%i] : memref<?xf32>
+        %w = arith.mulf %v, %v : f32
+        memref.store %w, %t[%i] : memref<256xf32>
+        scf.reduce
+      }
+      %new = memref.alloc() : memref<256xf32>
+      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+        %a = memref.load %acc[%i] : memref<256xf32>
+        %b = memref.load %t[%i] : memref<256xf32>
+        %s = arith.addf %a, %b : f32
+        memref.store %s, %new[%i] : memref<256xf32>
+        scf.reduce
+      }
+      scf.yield %new : memref<256xf32>
+    }
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %v = memref.load %r2[%i] : memref<256xf32>
+      memref.store %v, %x[%i] : memref<?xf32>
+      scf.reduce
+    }
+    return
+  }
+}
