@@ -371,6 +371,9 @@ private:
   /// from a kernel argument whose alignment allows vector copies, with a
   /// box TMA can describe; its source argument in `src`.
   bool tensorCopy(LoadOp op, IRMapping &map, BlockArgument &src);
+  /// The part of tensorCopy() known before lowering: the operand, its
+  /// tensor's alignment and strides, the box.
+  bool tensorCopyShape(LoadOp op);
   /// Dots lowered to wgmma, and the atom width (columns) of the staged
   /// loads that feed them.
   DenseSet<Operation *> wgmmaDots;
@@ -393,7 +396,16 @@ private:
   /// every ThreadBase in place, so references stay valid as more are made.
   DenseMap<std::pair<Attribute, Attribute>, ThreadBase *> bases;
   std::deque<ThreadBase> baseStore;
-  int64_t sharedBytes = 0;
+  /// The next free byte of the arena, and the most it has reached.
+  int64_t sharedBytes = 0, sharedPeak = 0;
+  /// The fence and barrier after a pipelined loop that runs once per
+  /// kernel, whose buffers (below `limit`) the code after it reuses: kept
+  /// when a later buffer overlaps them, erased otherwise.
+  struct Reuse {
+    SmallVector<Operation *> ops;
+    int64_t limit;
+  };
+  SmallVector<Reuse> pendingReuse;
   bool vectorOK = false;
   /// Per global tensor (kernel argument), the widest vector access.
   DenseMap<Value, int64_t> widest;
@@ -439,12 +451,13 @@ private:
                    int64_t lbo, int64_t sbo);
   /// Makes this thread's generic-proxy writes to shared memory (copies)
   /// visible to the tensor cores' async proxy, when wgmma reads them.
-  void fenceForWgmma(OpBuilder &b, Location l, bool any) {
-    if (any)
-      NVVM::FenceProxyOp::create(
-          b, l, NVVM::ProxyKind::async_shared,
-          NVVM::SharedSpaceAttr::get(b.getContext(),
-                                     NVVM::SharedSpace::shared_cta));
+  Operation *fenceForWgmma(OpBuilder &b, Location l, bool any) {
+    if (!any)
+      return nullptr;
+    return NVVM::FenceProxyOp::create(
+        b, l, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   }
   /// Copies the block `op` loads (its offsets in `map`) into the shared
   /// block at `base` of `buffer`: cp.async of 16-byte chunks, zero-filled
@@ -886,6 +899,9 @@ Value KernelLowering::sharedBuffer(OpBuilder &b, Location l, int64_t elements,
   int64_t bytes = std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
   int64_t offset = (sharedBytes + align - 1) / align * align;
   sharedBytes = offset + elements * bytes;
+  sharedPeak = std::max(sharedPeak, sharedBytes);
+  llvm::erase_if(pendingReuse,
+                 [&](const Reuse &r) { return offset < r.limit; });
   auto wg = workgroupSpace(ctx);
   if (!arena)
     arena = gpu::DynamicSharedMemoryOp::create(
@@ -1696,33 +1712,41 @@ bool KernelLowering::stageable(LoadOp op) {
   int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
   if (rows % 8 != 0 || cols % 8 != 0)
     return false;
-  // The tile only reaches one dot operand, through unit-dimension reshapes
-  // and transpositions.
-  Value v = op.getResult();
-  while (v.hasOneUse()) {
-    Operation *user = *v.getUsers().begin();
-    if (auto r = dyn_cast<ReshapeOp>(user)) {
-      if (r.getType().getShape() != ArrayRef<int64_t>{rows, cols})
-        return false;
-      v = r.getResult();
-      continue;
-    }
-    if (auto tr = dyn_cast<TransOp>(user)) {
-      if (tr.getSource().getType().getRank() != 2)
-        return false;
-      v = tr.getResult();
-      continue;
-    }
-    auto c = dyn_cast<ConvertLayoutOp>(user);
-    if (!c || !c.getResult().hasOneUse())
+  // Every use of the tile is a dot operand, reached through unit-dimension
+  // reshapes and transpositions (a loop-invariant operand may feed the
+  // same product in several loops).
+  SmallVector<Value> worklist{op.getResult()};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (v.use_empty())
       return false;
-    auto layout = dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType()));
-    auto dot = dyn_cast<DotOp>(*c.getResult().getUsers().begin());
-    return layout && dot &&
-           (layout.getOpIdx() == 0 ? dot.getLhs() : dot.getRhs()) ==
-               c.getResult();
+    for (Operation *user : v.getUsers()) {
+      if (auto r = dyn_cast<ReshapeOp>(user)) {
+        if (r.getType().getShape() != ArrayRef<int64_t>{rows, cols})
+          return false;
+        worklist.push_back(r.getResult());
+        continue;
+      }
+      if (auto tr = dyn_cast<TransOp>(user)) {
+        if (tr.getSource().getType().getRank() != 2)
+          return false;
+        worklist.push_back(tr.getResult());
+        continue;
+      }
+      auto c = dyn_cast<ConvertLayoutOp>(user);
+      if (!c)
+        return false;
+      auto layout = dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType()));
+      if (!layout)
+        return false;
+      for (OpOperand &use : c.getResult().getUses()) {
+        auto dot = dyn_cast<DotOp>(use.getOwner());
+        if (!dot || use.getOperandNumber() != layout.getOpIdx())
+          return false;
+      }
+    }
   }
-  return false;
+  return true;
 }
 
 void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
@@ -1940,10 +1964,18 @@ bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
 }
 
 bool KernelLowering::tensorCopy(LoadOp op, IRMapping &map, BlockArgument &src) {
-  if (!tensorCopies || !atomColumns.count(op) || !useAsyncCopy(op))
+  if (!useAsyncCopy(op) || !tensorCopyShape(op))
     return false;
   src = dyn_cast<BlockArgument>(map.lookup(op.getSource()));
-  if (!src || src.getOwner() != entryBlock)
+  return src && src.getOwner() == entryBlock;
+}
+
+bool KernelLowering::tensorCopyShape(LoadOp op) {
+  if (!tensorCopies || !atomColumns.count(op) ||
+      alignmentOf(op.getSource()) == false ||
+      !tessera::hasUnitInnerStride(
+          cast<MemRefType>(op.getSource().getType())) ||
+      !isa<BlockArgument>(op.getSource()))
     return false;
   // At most five dimensions and 256 elements per box dimension; the
   // swizzle span is the atom's row.
@@ -2835,8 +2867,28 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
         if (auto ld = dyn_cast<LoadOp>(o);
             ld && stagedLoads.contains(ld) && pipelineable(ld, loop, slice))
           ahead.push_back(ld);
-    if (!ahead.empty())
-      return lowerPipelinedLoop(loop, ahead, b, map);
+    if (!ahead.empty()) {
+      bool outermost = true;
+      for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
+        outermost &= !isa<scf::ForOp, scf::WhileOp, scf::IfOp>(p);
+      int64_t mark = sharedBytes;
+      if (failed(lowerPipelinedLoop(loop, ahead, b, map)))
+        return failure();
+      // Nothing is in flight past the loop; once every thread is past it,
+      // its rings (and the buffers of its body) are free for what follows.
+      // The generic-proxy accesses are ordered before the async-proxy
+      // copies of a later ring by the fence.
+      if (outermost && sharedBytes > mark) {
+        Reuse r;
+        r.limit = sharedBytes;
+        if (warpgroupMma)
+          r.ops.push_back(fenceForWgmma(b, loop.getLoc(), true));
+        r.ops.push_back(gpu::BarrierOp::create(b, loop.getLoc()));
+        pendingReuse.push_back(std::move(r));
+        sharedBytes = mark;
+      }
+      return success();
+    }
     SmallVector<Value> inits;
     for (Value v : loop.getInitArgs())
       inits.push_back(map.lookup(v));
@@ -3305,8 +3357,22 @@ LogicalResult KernelLowering::run() {
   bool scalarFallback = llvm::any_of(widest, [&](auto &entry) {
     return entry.second > 1 && alignmentOf(entry.first) != true;
   });
-  int64_t estimate = 0, hoistedWords = 0;
+  // Registers are counted per loop (the products of one loop, the copies
+  // it issues): sequential loops reuse them, so the kernel needs the most
+  // any loop needs, with what the loops around it hold (the kernel's
+  // top level counts in every loop).
+  auto loopOf = [](Operation *op) -> Operation * {
+    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+      if (isa<scf::ForOp, scf::WhileOp>(p))
+        return p;
+    return nullptr;
+  };
+  llvm::MapVector<Operation *, int64_t> perLoop, hoistedPerLoop;
+  perLoop[nullptr] = 0;
+  hoistedPerLoop[nullptr] = 0;
   body.walk([&](DotOp d) {
+    int64_t &estimate = perLoop[loopOf(d)];
+    int64_t &hoistedWords = hoistedPerLoop[loopOf(d)];
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
@@ -3330,15 +3396,45 @@ LogicalResult KernelLowering::run() {
   // Beside a wgmma accumulator, live across the whole loop: 64-bit offsets
   // and bounds, and the element-by-element copy's staging registers
   // (calibrated against ptxas on the library's configurations).
+  // A copy's addresses live across its own loop (and the loops in it);
+  // the copies before every loop are done before the first. TMA copies
+  // of a pipelined loop that runs once per kernel have none: one thread
+  // issues them from the tensor map and the coordinates.
+  llvm::MapVector<Operation *, int64_t> addressesPerLoop;
+  int64_t threads = warps * 32;
+  for (Operation *op : stagedLoads) {
+    auto ld = cast<LoadOp>(op);
+    Operation *loop = loopOf(op);
+    SmallVector<Operation *> slice;
+    if (auto f = dyn_cast_or_null<scf::ForOp>(loop);
+        f && !loopOf(f) && ring >= 2 && tensorCopyShape(ld) &&
+        pipelineable(ld, f, slice))
+      continue;
+    int64_t chunks = ld.getType().getNumElements() / 8;
+    addressesPerLoop[loop] += 2 * ((chunks + threads - 1) / threads);
+  }
+  int64_t estimate = 0, hoistedWords = 0;
+  for (Operation *loop : llvm::make_first_range(perLoop)) {
+    int64_t words = 0, hoisted = 0;
+    for (auto [around, w] : perLoop)
+      if (!around || (loop && around->isAncestor(loop))) {
+        words += w;
+        hoisted += hoistedPerLoop.lookup(around);
+      }
+    for (auto [around, w] : addressesPerLoop)
+      if (around == loop || (around && loop && around->isAncestor(loop)))
+        words += w;
+    if (words + hoisted > estimate + hoistedWords) {
+      estimate = words;
+      hoistedWords = hoisted;
+    }
+  }
   if (!wgmmaDots.empty())
     estimate += (index32 ? 0 : kWideIndexRegisters) +
                 (scalarFallback ? kScalarCopyRegisters : 0);
-  if (estimate) {
-    int64_t threads = warps * 32;
-    for (Operation *op : stagedLoads) {
-      int64_t chunks = cast<LoadOp>(op).getType().getNumElements() / 8;
-      estimate += 2 * ((chunks + threads - 1) / threads);
-    }
+  bool anyDot = false;
+  body.walk([&](DotOp) { anyDot = true; });
+  if (anyDot) {
     estimate += kRegisterOverhead;
     int64_t budget = std::min<int64_t>(255, 65536 / threads);
     // Loop-invariant operands keep their fragments in registers when they
@@ -3415,8 +3511,12 @@ LogicalResult KernelLowering::run() {
       return failure();
     // The two copies never run together: the second reuses the first's
     // shared memory.
-    int64_t vectorBytes = sharedBytes;
-    sharedBytes = 0;
+    int64_t vectorBytes = sharedPeak;
+    sharedBytes = sharedPeak = 0;
+    for (Reuse &r : pendingReuse)
+      for (Operation *op : r.ops)
+        op->erase();
+    pendingReuse.clear();
     vectorOK = false;
     OpBuilder fb = OpBuilder::atBlockBegin(ifOp.elseBlock());
     fb.setInsertionPoint(ifOp.elseBlock()->getTerminator());
@@ -3424,7 +3524,7 @@ LogicalResult KernelLowering::run() {
     staged.clear();
     if (failed(lowerBlock(*old, fb, m2)))
       return failure();
-    sharedBytes = std::max(sharedBytes, vectorBytes);
+    sharedPeak = std::max(sharedPeak, vectorBytes);
   } else {
     // Every vector access is on a tensor the launch guarantees aligned.
     vectorOK = anyVector;
@@ -3432,6 +3532,10 @@ LogicalResult KernelLowering::run() {
       return failure();
   }
   gpu::ReturnOp::create(bb, l);
+  for (Reuse &r : pendingReuse)
+    for (Operation *op : r.ops)
+      op->erase();
+  pendingReuse.clear();
   old->dropAllDefinedValueUses();
   old->erase();
   if (!tensorMaps.empty()) {
@@ -3450,7 +3554,7 @@ LogicalResult KernelLowering::run() {
   }
   kernel->setAttr(
       "tile.shared_bytes",
-      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), sharedBytes));
+      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), sharedPeak));
   return success();
 }
 

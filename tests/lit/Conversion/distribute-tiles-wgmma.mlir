@@ -19,7 +19,8 @@
 // slot, initialised by thread 0; thread 0 announces the stage's 12288
 // bytes and issues one copy per atom (coordinates innermost first) for
 // iterations that run; every thread waits on the slot's mbarrier with the
-// ring pass's parity, flipped when the slot wraps.
+// ring pass's parity, flipped when the slot wraps. Nothing after the loop
+// reuses its shared memory: no barrier after it.
 // CHECK-LABEL: gpu.func @gemm
 // CHECK-SAME: %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: tile.shared_bytes = 36864
@@ -58,6 +59,7 @@
 // CHECK: scf.yield {{.*}}, %[[FLIP]] :
 // CHECK-NOT: nvgpu.device_async_wait
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 
 // Without tensor copies: cp.async into the same swizzled slots, made
@@ -78,6 +80,129 @@
 // CPASYNC: nvvm.wgmma.wait.group.sync.aligned 0
 // CPASYNC: gpu.return
 func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// A loop-invariant operand that feeds the products of two sequential loops
+// is staged once (its copy before the loops) and read by both through its
+// descriptor. The loops run one after the other: the second loop's ring
+// reuses the first's shared memory (20480 bytes: A's 4096 and one ring of
+// two 8192-byte slots), behind a proxy fence and a barrier after the first
+// loop. Registers are counted per loop: both accumulators are the same
+// value, live in one loop at a time (64 words, not 128, beside the 64-bit
+// indices' 24 and the fixed 40); A's copy addresses die before the loops
+// and B's TMA copies need none (with cp.async, B's 8 more).
+// CHECK-LABEL: gpu.func @two_loops
+// CHECK-SAME: tile.register_estimate = 128
+// CHECK-SAME: tile.shared_bytes = 20480
+// CHECK: %[[A:.*]] = memref.view %{{.*}}[%c0][] : {{.*}} to memref<2048xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[RING:.*]] = memref.view %{{.*}}[%c4096][] : {{.*}} to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy
+// CHECK: %[[BARS1:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0, %c0], %[[BARS1]][%c0] to %[[SLOT0:[a-z_0-9]+]],
+// CHECK: scf.for
+// CHECK-COUNT-2: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[BARS2:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0, %{{.*}}], %[[BARS2]][%c0] to %[[SLOT0]],
+// CHECK: scf.for
+// CHECK-COUNT-2: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+// CPASYNC-LABEL: gpu.func @two_loops
+// CPASYNC-SAME: tile.register_estimate = 136
+func.func @two_loops(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64, %n: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  %acc2 = scf.for %k0 = %k to %n step %c32 iter_args(%acc0 = %acc) -> (tensor<64x128xf32>) : i64 {
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc2, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// The same with B's alignment tested at run time: the vector body (TMA)
+// and the element-by-element one share the arena, each with its loops'
+// reuse and the fence and barrier between them (inside its branch).
+// CHECK-LABEL: gpu.func @two_loops_unaligned
+// CHECK-SAME: tile.shared_bytes = 20480
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %c0_i64 to %arg3
+// CHECK: nvgpu.tma.async.load
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: nvgpu.mbarrier.create
+// CHECK: scf.for %{{.*}} = %arg3 to %arg4
+// CHECK: } else {
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: scf.for %{{.*}} = %c0_i64 to %arg3
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for %{{.*}} = %arg3 to %arg4
+// CHECK: gpu.return
+func.func @two_loops_unaligned(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64, %n: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  %acc2 = scf.for %k0 = %k to %n step %c32 iter_args(%acc0 = %acc) -> (tensor<64x128xf32>) : i64 {
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc2, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// One loop under a run-time alignment test: nothing after the loop reuses
+// its ring, so neither branch keeps a barrier after it.
+// CHECK-LABEL: gpu.func @one_loop_unaligned
+// CHECK: scf.if
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: gpu.barrier
+// CHECK: } else {
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @one_loop_unaligned(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
   %c0 = arith.constant 0 : i64
   %c32 = arith.constant 32 : i64
   %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
