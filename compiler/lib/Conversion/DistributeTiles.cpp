@@ -440,6 +440,8 @@ private:
   /// The staged load a dot operand comes from (through reshapes,
   /// transpositions and its operand conversion), if any.
   LoadOp stagedSource(Value operand);
+  /// The dots that read the block `op` stages.
+  SmallVector<DotOp> dotsReading(LoadOp op);
   /// Whether `d` lowers to wgmma: 16-bit operands, B staged and A staged
   /// or in registers, every warp along M; records the atom width of its
   /// staged operands' blocks.
@@ -2422,6 +2424,19 @@ KernelLowering::stagedFragments(OpBuilder &b, Location l, const Staged &st,
   return frags;
 }
 
+SmallVector<DotOp> KernelLowering::dotsReading(LoadOp op) {
+  SmallVector<DotOp> dots;
+  SmallVector<Value> worklist{op.getResult()};
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val().getUsers()) {
+      if (auto d = dyn_cast<DotOp>(user))
+        dots.push_back(d);
+      else if (isa<ConvertLayoutOp, ReshapeOp, TransOp>(user))
+        worklist.push_back(user->getResult(0));
+    }
+  return dots;
+}
+
 LoadOp KernelLowering::stagedSource(Value operand) {
   Value v = operand;
   while (Operation *def = v.getDefiningOp()) {
@@ -3323,6 +3338,26 @@ LogicalResult KernelLowering::run() {
       stagedLoads.insert(ld);
   });
   body.walk([&](DotOp d) { planWgmma(d); });
+  // A block staged in wgmma's atoms is read by wgmma only: when one of the
+  // dots sharing it stays on mma.sync (whose fragment loads assume one
+  // swizzled block), they all do, and so on through their other operands.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *op : stagedLoads) {
+      SmallVector<DotOp> dots = dotsReading(cast<LoadOp>(op));
+      auto onWgmma = [&](DotOp d) { return wgmmaDots.contains(d); };
+      if (llvm::none_of(dots, onWgmma)) {
+        changed |= atomColumns.erase(op);
+        continue;
+      }
+      if (llvm::all_of(dots, onWgmma) && atomColumns.count(op))
+        continue;
+      for (DotOp d : dots)
+        wgmmaDots.erase(d);
+      atomColumns.erase(op);
+      changed = true;
+    }
+  }
   // The largest tile one thread holds, in 32-bit registers (wgmma's
   // operands stay in shared memory).
   int64_t words = 0;

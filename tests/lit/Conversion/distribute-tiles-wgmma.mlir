@@ -218,6 +218,30 @@ func.func @one_loop_unaligned(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {t
 
 // -----
 
+// A block two dots read, one of which cannot be a warpgroup product (32
+// rows): wgmma's atom layout would not be the block mma.sync's fragment
+// loads expect, so both stay on mma.sync.
+// CHECK-LABEL: gpu.func @mixed
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: nvvm.wgmma
+// CHECK: gpu.return
+func.func @mixed(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %z1 = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %z2 = arith.constant dense<0.000000e+00> : tensor<32x128xf32>
+  %y = tile.load %b[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+  %x1 = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+  %x2 = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x32xf16>
+  %d1 = tile.dot %x1, %y, %z1 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+  %d2 = tile.dot %x2, %y, %z2 : tensor<32x32xf16>, tensor<32x128xf16> -> tensor<32x128xf32>
+  tile.store %d1, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  tile.store %d2, %c[%c0, %c0] : tensor<32x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
 // Rows that do not fill a warpgroup (32 rows on four warps) keep mma.sync.
 // CHECK-LABEL: gpu.func @small
 // CHECK-NOT: nvvm.wgmma
