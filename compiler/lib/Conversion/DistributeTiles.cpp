@@ -56,6 +56,14 @@ gpu::AddressSpaceAttr workgroupSpace(MLIRContext *ctx) {
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
 }
 
+/// The innermost loop around `op`, null for an op outside every loop.
+Operation *enclosingLoop(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (isa<scf::ForOp, scf::WhileOp>(p))
+      return p;
+  return nullptr;
+}
+
 bool touchesTensors(Operation *op) {
   auto isT = [](Type t) { return isa<RankedTensorType>(t); };
   bool any = llvm::any_of(op->getOperandTypes(), isT) ||
@@ -406,6 +414,13 @@ private:
     int64_t limit;
   };
   SmallVector<Reuse> pendingReuse;
+  /// Erases the fences and barriers no later buffer needed.
+  void dropPendingReuse() {
+    for (Reuse &r : pendingReuse)
+      for (Operation *op : r.ops)
+        op->erase();
+    pendingReuse.clear();
+  }
   bool vectorOK = false;
   /// Per global tensor (kernel argument), the widest vector access.
   DenseMap<Value, int64_t> widest;
@@ -2062,9 +2077,7 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   int64_t slots = inFlight ? ring + 1 : ring;
   // TMA copies complete on mbarriers whose phases the loop counts from
   // zero: only a loop that runs once per kernel uses them.
-  bool outermost = true;
-  for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
-    outermost &= !isa<scf::ForOp, scf::WhileOp>(p);
+  bool outermost = !enclosingLoop(loop);
 
   SmallVector<Pipe> pipes;
   for (LoadOp ld : loads) {
@@ -2883,9 +2896,6 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
             ld && stagedLoads.contains(ld) && pipelineable(ld, loop, slice))
           ahead.push_back(ld);
     if (!ahead.empty()) {
-      bool outermost = true;
-      for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
-        outermost &= !isa<scf::ForOp, scf::WhileOp, scf::IfOp>(p);
       int64_t mark = sharedBytes;
       if (failed(lowerPipelinedLoop(loop, ahead, b, map)))
         return failure();
@@ -2893,7 +2903,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       // its rings (and the buffers of its body) are free for what follows.
       // The generic-proxy accesses are ordered before the async-proxy
       // copies of a later ring by the fence.
-      if (outermost && sharedBytes > mark) {
+      if (!enclosingLoop(loop) && sharedBytes > mark) {
         Reuse r;
         r.limit = sharedBytes;
         if (warpgroupMma)
@@ -3392,22 +3402,22 @@ LogicalResult KernelLowering::run() {
   bool scalarFallback = llvm::any_of(widest, [&](auto &entry) {
     return entry.second > 1 && alignmentOf(entry.first) != true;
   });
-  // Registers are counted per loop (the products of one loop, the copies
-  // it issues): sequential loops reuse them, so the kernel needs the most
-  // any loop needs, with what the loops around it hold (the kernel's
-  // top level counts in every loop).
-  auto loopOf = [](Operation *op) -> Operation * {
-    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-      if (isa<scf::ForOp, scf::WhileOp>(p))
-        return p;
-    return nullptr;
+  // Registers are counted per loop: the products of the loop and of the
+  // loops around it (the kernel's top level counts in every loop), and the
+  // addresses of the copies the loop itself issues (those before every
+  // loop are done before the first; TMA copies of a pipelined loop that
+  // runs once per kernel have none: one thread issues them from the
+  // tensor map and the coordinates). Sequential loops reuse registers, so
+  // the kernel needs the most any loop needs.
+  struct LoopRegisters {
+    int64_t products = 0, hoisted = 0, addresses = 0;
   };
-  llvm::MapVector<Operation *, int64_t> perLoop, hoistedPerLoop;
-  perLoop[nullptr] = 0;
-  hoistedPerLoop[nullptr] = 0;
+  llvm::MapVector<Operation *, LoopRegisters> perLoop;
+  perLoop[nullptr] = {};
+  bool anyDot = false;
   body.walk([&](DotOp d) {
-    int64_t &estimate = perLoop[loopOf(d)];
-    int64_t &hoistedWords = hoistedPerLoop[loopOf(d)];
+    anyDot = true;
+    LoopRegisters &in = perLoop[enclosingLoop(d)];
     auto mma = cast<MmaLayoutAttr>(getLayout(d.getType()));
     auto [mr, nr] = getMmaRepetitions(mma, d.getType().getShape());
     int64_t ks = d.getLhs().getType().getShape()[1] / 16;
@@ -3415,60 +3425,51 @@ LogicalResult KernelLowering::run() {
     // from registers is a value the kernel computed (attention's P, in
     // the registers of the product it came from): one K step's words.
     if (wgmmaDots.contains(d)) {
-      estimate += mr * nr * 4 + (stagedSource(d.getLhs()) ? 0 : mr * 4);
+      in.products += mr * nr * 4 + (stagedSource(d.getLhs()) ? 0 : mr * 4);
       return;
     }
     // The accumulator and one K step's fragments; an operand converted
     // outside the dot's loop keeps all its K steps in registers across it.
-    estimate += mr * nr * 4 + mr * 4 + nr * 2;
+    in.products += mr * nr * 4 + mr * 4 + nr * 2;
     auto hoisted = [&](Value v) {
       Operation *def = v.getDefiningOp();
       return def && def->getBlock() != d->getBlock();
     };
-    hoistedWords += (hoisted(d.getLhs()) ? ks - 1 : 0) * mr * 4;
-    hoistedWords += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
+    in.hoisted += (hoisted(d.getLhs()) ? ks - 1 : 0) * mr * 4;
+    in.hoisted += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
   });
-  // Beside a wgmma accumulator, live across the whole loop: 64-bit offsets
-  // and bounds, and the element-by-element copy's staging registers
-  // (calibrated against ptxas on the library's configurations).
-  // A copy's addresses live across its own loop (and the loops in it);
-  // the copies before every loop are done before the first. TMA copies
-  // of a pipelined loop that runs once per kernel have none: one thread
-  // issues them from the tensor map and the coordinates.
-  llvm::MapVector<Operation *, int64_t> addressesPerLoop;
   int64_t threads = warps * 32;
   for (Operation *op : stagedLoads) {
     auto ld = cast<LoadOp>(op);
-    Operation *loop = loopOf(op);
+    Operation *loop = enclosingLoop(op);
     SmallVector<Operation *> slice;
     if (auto f = dyn_cast_or_null<scf::ForOp>(loop);
-        f && !loopOf(f) && ring >= 2 && tensorCopyShape(ld) &&
+        f && !enclosingLoop(f) && ring >= 2 && tensorCopyShape(ld) &&
         pipelineable(ld, f, slice))
       continue;
     int64_t chunks = ld.getType().getNumElements() / 8;
-    addressesPerLoop[loop] += 2 * ((chunks + threads - 1) / threads);
+    perLoop[loop].addresses += 2 * ((chunks + threads - 1) / threads);
   }
   int64_t estimate = 0, hoistedWords = 0;
   for (Operation *loop : llvm::make_first_range(perLoop)) {
     int64_t words = 0, hoisted = 0;
-    for (auto [around, w] : perLoop)
-      if (!around || (loop && around->isAncestor(loop))) {
-        words += w;
-        hoisted += hoistedPerLoop.lookup(around);
-      }
-    for (auto [around, w] : addressesPerLoop)
-      if (around == loop || (around && loop && around->isAncestor(loop)))
-        words += w;
+    for (auto &[around, r] : perLoop) {
+      if (around && !(loop && around->isAncestor(loop)))
+        continue;
+      words += r.products + (around || !loop ? r.addresses : 0);
+      hoisted += r.hoisted;
+    }
     if (words + hoisted > estimate + hoistedWords) {
       estimate = words;
       hoistedWords = hoisted;
     }
   }
+  // Beside a wgmma accumulator, live across the whole loop: 64-bit offsets
+  // and bounds, and the element-by-element copy's staging registers
+  // (calibrated against ptxas on the library's configurations).
   if (!wgmmaDots.empty())
     estimate += (index32 ? 0 : kWideIndexRegisters) +
                 (scalarFallback ? kScalarCopyRegisters : 0);
-  bool anyDot = false;
-  body.walk([&](DotOp) { anyDot = true; });
   if (anyDot) {
     estimate += kRegisterOverhead;
     int64_t budget = std::min<int64_t>(255, 65536 / threads);
@@ -3548,10 +3549,7 @@ LogicalResult KernelLowering::run() {
     // shared memory.
     int64_t vectorBytes = sharedPeak;
     sharedBytes = sharedPeak = 0;
-    for (Reuse &r : pendingReuse)
-      for (Operation *op : r.ops)
-        op->erase();
-    pendingReuse.clear();
+    dropPendingReuse();
     vectorOK = false;
     OpBuilder fb = OpBuilder::atBlockBegin(ifOp.elseBlock());
     fb.setInsertionPoint(ifOp.elseBlock()->getTerminator());
@@ -3567,10 +3565,7 @@ LogicalResult KernelLowering::run() {
       return failure();
   }
   gpu::ReturnOp::create(bb, l);
-  for (Reuse &r : pendingReuse)
-    for (Operation *op : r.ops)
-      op->erase();
-  pendingReuse.clear();
+  dropPendingReuse();
   old->dropAllDefinedValueUses();
   old->erase();
   if (!tensorMaps.empty()) {

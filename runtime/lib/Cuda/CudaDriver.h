@@ -69,8 +69,6 @@ struct alignas(128) CuTensorMap {
 /// values Tessera uses (interleave and OOB fill: 0, none).
 enum CuTensorMapDataType : int {
   kCuTensorMapUint8 = 0,
-  kCuTensorMapUint16 = 1,
-  kCuTensorMapUint32 = 2,
   kCuTensorMapInt32 = 3,
   kCuTensorMapInt64 = 5,
   kCuTensorMapFloat16 = 6,

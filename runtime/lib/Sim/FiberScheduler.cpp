@@ -268,6 +268,15 @@ Scheduler::Mbarrier *mbarrier(Fiber *f, int64_t id, int64_t site,
   return &b;
 }
 
+/// Ends the current phase of `b` once every arrival and every transaction
+/// byte it waits for is in.
+void completePhaseIfDone(Scheduler::Mbarrier &b) {
+  if (b.pending == 0 && b.tx == 0) {
+    ++b.phase;
+    b.pending = b.count;
+  }
+}
+
 /// Whether a wait for the phase of parity `parity` is over: the current
 /// phase has the other parity (a freshly initialised barrier counts its
 /// phase "-1", of parity 1, as complete).
@@ -351,10 +360,7 @@ extern "C" int64_t tessera_sim_mbarrier_arrive(int64_t context, int64_t id,
                s.site(site));
     return token;
   }
-  if (b->pending == 0 && b->tx == 0) {
-    ++b->phase;
-    b->pending = b->count;
-  }
+  completePhaseIfDone(*b);
   return token;
 }
 
@@ -507,10 +513,7 @@ extern "C" void tessera_sim_tma_load(int64_t context, int64_t map, int64_t id,
     }
   }
   b->tx -= total;
-  if (b->pending == 0 && b->tx == 0) {
-    ++b->phase;
-    b->pending = b->count;
-  }
+  completePhaseIfDone(*b);
 }
 
 extern "C" void tessera_sim_fault(int64_t context, int64_t site,
