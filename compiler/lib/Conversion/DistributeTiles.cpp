@@ -56,6 +56,19 @@ gpu::AddressSpaceAttr workgroupSpace(MLIRContext *ctx) {
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
 }
 
+bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+/// The f16 image of an fp8 tile (tessera-widen-float8-dots puts one after
+/// each fp8 dot operand's load): staged in shared memory in place of its
+/// source.
+arith::ExtFOp widening(Operation *op) {
+  auto e = dyn_cast<arith::ExtFOp>(op);
+  if (!e || !isFloat8(getElementTypeOrSelf(e.getIn().getType())) ||
+      !getElementTypeOrSelf(e.getType()).isF16())
+    return {};
+  return e;
+}
+
 /// The innermost loop around `op`, null for an op outside every loop.
 Operation *enclosingLoop(Operation *op) {
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
@@ -483,11 +496,32 @@ private:
   void copyToShared(OpBuilder &b, LoadOp op, IRMapping &map, Value buffer,
                     Value base, bool async, Value pred = Value());
   bool useAsyncCopy(LoadOp op) const {
-    return vectorOK && alignmentOf(op.getSource()) != false &&
+    return vectorOK && !isFloat8(op.getType().getElementType()) &&
+           alignmentOf(op.getSource()) != false &&
            tessera::hasUnitInnerStride(
                cast<MemRefType>(op.getSource().getType()));
   }
   LogicalResult lowerStagedLoad(LoadOp op, OpBuilder &b, IRMapping &map);
+  /// Stores `regs`, a tile of type `t` (f16 elements, in `t`'s layout),
+  /// into the staged block `buffer` in atoms of `atom` swizzled columns.
+  void storeStaged(OpBuilder &b, Location l, RankedTensorType t, Value regs,
+                   Value buffer, int64_t atom);
+  /// fp8 tiles loaded into registers whose widening and stores to their
+  /// staged blocks wait until an operation reads shared memory: the loads
+  /// of consecutive operands are all in flight before one barrier.
+  struct PendingStage {
+    RankedTensorType type;
+    Value regs, buffer;
+    int64_t atom;
+    bool inLoop, wgmma;
+  };
+  SmallVector<PendingStage> pendingStages;
+  /// Whether lowering `op` leaves the pending stores pending: it reads no
+  /// staged block (scalar code, another widened load, views).
+  bool keepsPendingStages(Operation *op);
+  /// Barrier (in a loop: the previous iteration's reads), the pending
+  /// stores, fence and barrier.
+  void flushPendingStages(OpBuilder &b, Location l);
   LogicalResult lowerPipelinedLoop(scf::ForOp loop, ArrayRef<LoadOp> loads,
                                    OpBuilder &b, IRMapping &map);
   /// Whether the offsets of `op`, in `loop`'s body, depend only on the
@@ -506,6 +540,9 @@ private:
   /// copy addresses (indices, bounds, loop state), for the estimate that
   /// refuses configurations which would spill.
   static constexpr int64_t kRegisterOverhead = 40;
+  /// More beside the f16 image of an fp8 block widened by integer
+  /// arithmetic.
+  static constexpr int64_t kSoftWideningRegisters = 12;
   /// More for a wgmma kernel with 64-bit indices, and more again when an
   /// element-by-element body stands beside the vector one.
   static constexpr int64_t kWideIndexRegisters = 24;
@@ -1718,7 +1755,10 @@ LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
 bool KernelLowering::stageable(LoadOp op) {
   RankedTensorType t = op.getType();
   Type et = t.getElementType();
-  if (!(et.isF16() || et.isBF16()) || op.getMask() || op.getOther())
+  // An fp8 tile is staged as its f16 image: loaded into registers,
+  // widened there and stored to shared memory.
+  bool widened = isFloat8(et);
+  if (!(et.isF16() || et.isBF16() || widened) || op.getMask() || op.getOther())
     return false;
   int64_t rank = t.getRank();
   if (rank < 2)
@@ -1733,6 +1773,15 @@ bool KernelLowering::stageable(LoadOp op) {
   // reshapes and transpositions (a loop-invariant operand may feed the
   // same product in several loops).
   SmallVector<Value> worklist{op.getResult()};
+  if (widened) {
+    if (op.getResult().use_empty() ||
+        !llvm::all_of(op.getResult().getUsers(),
+                      [](Operation *u) { return widening(u); }))
+      return false;
+    worklist.clear();
+    for (Operation *u : op.getResult().getUsers())
+      worklist.push_back(u->getResult(0));
+  }
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     if (v.use_empty())
@@ -1929,16 +1978,29 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   // wgmma's swizzle follows the address bits: its blocks start on a
   // 1024-byte boundary.
   int64_t atom = atomColumns.lookup(op);
-  Value buf =
-      sharedBuffer(b, l, rows * cols, t.getElementType(), atom ? 1024 : 16);
+  Type et = t.getElementType();
+  Value buf = sharedBuffer(
+      b, l, rows * cols, isFloat8(et) ? b.getF16Type() : et, atom ? 1024 : 16);
   bool inLoop = false;
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
     inLoop |= isa<scf::ForOp, scf::WhileOp>(p);
-  // In a loop, the previous iteration's reads come first.
-  if (inLoop)
-    gpu::BarrierOp::create(b, l);
+  if (isFloat8(t.getElementType())) {
+    // The loads go out now; their f16 image is stored once an operation
+    // reads shared memory (flushPendingStages), with the loads of the
+    // other operands in flight too.
+    if (failed(lowerLoad(op, b, map)))
+      return failure();
+    staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
+    pendingStages.push_back({t, map.lookup(op.getResult()), buf,
+                             atom ? atom : cols, inLoop, atom != 0});
+    return success();
+  } else {
+    // In a loop, the previous iteration's reads come first.
+    if (inLoop)
+      gpu::BarrierOp::create(b, l);
+    copyToShared(b, op, map, buf, cIndex(b, l, 0), useAsyncCopy(op));
+  }
   bool async = useAsyncCopy(op);
-  copyToShared(b, op, map, buf, cIndex(b, l, 0), async);
   if (async) {
     Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
         b, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
@@ -1948,6 +2010,87 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   gpu::BarrierOp::create(b, l);
   staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
   return success();
+}
+
+bool KernelLowering::keepsPendingStages(Operation *op) {
+  if (!touchesTensors(op))
+    return true;
+  if (auto ld = dyn_cast<LoadOp>(op))
+    return stagedLoads.contains(op) && isFloat8(ld.getType().getElementType());
+  if (!(isa<ReshapeOp, TransOp, ConvertLayoutOp>(op) || widening(op)) ||
+      !staged.count(op->getOperand(0)))
+    return false;
+  // A conversion used in another block reads its fragments here.
+  return llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
+    return u->getBlock() == op->getBlock();
+  });
+}
+
+void KernelLowering::flushPendingStages(OpBuilder &b, Location l) {
+  if (pendingStages.empty())
+    return;
+  if (llvm::any_of(pendingStages,
+                   [](const PendingStage &p) { return p.inLoop; }))
+    gpu::BarrierOp::create(b, l);
+  for (const PendingStage &p : pendingStages) {
+    auto vt = cast<VectorType>(p.regs.getType());
+    Value wide = arith::ExtFOp::create(
+        b, l, VectorType::get(vt.getShape(), b.getF16Type()), p.regs);
+    storeStaged(b, l, p.type, wide, p.buffer, p.atom);
+  }
+  // Generic-proxy stores before wgmma's (async-proxy) reads.
+  fenceForWgmma(b, l, llvm::any_of(pendingStages, [](const PendingStage &p) {
+                  return p.wgmma;
+                }));
+  gpu::BarrierOp::create(b, l);
+  pendingStages.clear();
+}
+
+void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
+                                 Value regs, Value buffer, int64_t atom) {
+  Attribute layout = getLayout(t);
+  ArrayRef<int64_t> shape = t.getShape();
+  int64_t rank = shape.size(), rows = shape[rank - 2];
+  const ThreadBase &tb = baseFor(layout, shape);
+  auto offs = getRegisterOffsets(layout, shape);
+  // Runs of consecutive registers along the rows, at most one 16-byte
+  // chunk each (the swizzle moves whole chunks).
+  int64_t run =
+      getContiguousDim(layout) == rank - 1
+          ? std::min<int64_t>(8, getContiguousRegisters(layout, shape))
+          : 1;
+  while (run > 1 && 8 % run != 0)
+    --run;
+  Swizzle sw(atom);
+  OpBuilder ib = b;
+  if (tb.duplicate) {
+    // Threads past a replicated dimension's first position hold copies.
+    Value own = arith::XOrIOp::create(
+        b, l, tb.duplicate,
+        arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
+    ib = scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
+  }
+  for (int64_t r = 0; r < int64_t(offs.size()); r += run) {
+    Value row = arith::AddIOp::create(ib, l, tb.base[rank - 2],
+                                      cIndex(ib, l, offs[r][rank - 2]));
+    Value col = arith::AddIOp::create(ib, l, tb.base[rank - 1],
+                                      cIndex(ib, l, offs[r][rank - 1]));
+    Value chunk = arith::DivUIOp::create(ib, l, col, cIndex(ib, l, 8));
+    Value within = arith::RemUIOp::create(ib, l, col, cIndex(ib, l, 8));
+    // Atom `chunk / perAtom`, rows x atom elements each.
+    int64_t perAtom = atom / 8;
+    Value a = arith::DivUIOp::create(ib, l, chunk, cIndex(ib, l, perAtom));
+    Value inAtom = arith::RemUIOp::create(ib, l, chunk, cIndex(ib, l, perAtom));
+    Value at = arith::AddIOp::create(
+        ib, l,
+        arith::AddIOp::create(
+            ib, l, arith::MulIOp::create(ib, l, a, cIndex(ib, l, rows * atom)),
+            sw.offset(ib, l, row, inAtom)),
+        within);
+    auto lanes = llvm::to_vector(llvm::seq<int64_t>(r, r + run));
+    Value part = vector::ShuffleOp::create(ib, l, regs, regs, lanes);
+    vector::StoreOp::create(ib, l, part, buffer, ValueRange{at});
+  }
 }
 
 bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
@@ -1989,6 +2132,7 @@ bool KernelLowering::tensorCopy(LoadOp op, IRMapping &map, BlockArgument &src) {
 
 bool KernelLowering::tensorCopyShape(LoadOp op) {
   if (!tensorCopies || !atomColumns.count(op) ||
+      isFloat8(op.getType().getElementType()) ||
       alignmentOf(op.getSource()) == false ||
       !tessera::hasUnitInnerStride(
           cast<MemRefType>(op.getSource().getType())) ||
@@ -2444,7 +2588,7 @@ SmallVector<DotOp> KernelLowering::dotsReading(LoadOp op) {
     for (Operation *user : worklist.pop_back_val().getUsers()) {
       if (auto d = dyn_cast<DotOp>(user))
         dots.push_back(d);
-      else if (isa<ConvertLayoutOp, ReshapeOp, TransOp>(user))
+      else if (isa<ConvertLayoutOp, ReshapeOp, TransOp>(user) || widening(user))
         worklist.push_back(user->getResult(0));
     }
   return dots;
@@ -2455,7 +2599,7 @@ LoadOp KernelLowering::stagedSource(Value operand) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto ld = dyn_cast<LoadOp>(def))
       return stagedLoads.contains(ld) ? ld : LoadOp();
-    if (!isa<ConvertLayoutOp, ReshapeOp, TransOp>(def))
+    if (!isa<ConvertLayoutOp, ReshapeOp, TransOp>(def) && !widening(def))
       return {};
     v = def->getOperand(0);
   }
@@ -2786,7 +2930,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                     regs));
         return success();
       }
-  if (isa<ReshapeOp, TransOp, ConvertLayoutOp>(op))
+  if (isa<ReshapeOp, TransOp, ConvertLayoutOp>(op) || widening(op))
     if (auto it = staged.find(op->getOperand(0)); it != staged.end()) {
       Staged st = it->second;
       if (isa<TransOp>(op))
@@ -2893,7 +3037,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     if (ring >= 2)
       for (Operation &o : *loop.getBody())
         if (auto ld = dyn_cast<LoadOp>(o);
-            ld && stagedLoads.contains(ld) && pipelineable(ld, loop, slice))
+            ld && stagedLoads.contains(ld) &&
+            !isFloat8(ld.getType().getElementType()) &&
+            pipelineable(ld, loop, slice))
           ahead.push_back(ld);
     if (!ahead.empty()) {
       int64_t mark = sharedBytes;
@@ -3121,6 +3267,8 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
   for (Operation &op : src) {
     if (deferred.contains(&op))
       continue;
+    if (!keepsPendingStages(&op))
+      flushPendingStages(b, op.getLoc());
     if (auto it = fused.find(&op); it != fused.end()) {
       if (failed(lowerFusedStore(cast<StoreOp>(op), it->second, b, map)))
         return failure();
@@ -3439,6 +3587,7 @@ LogicalResult KernelLowering::run() {
     in.hoisted += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
   });
   int64_t threads = warps * 32;
+  DenseMap<Operation *, int64_t> widestImage;
   for (Operation *op : stagedLoads) {
     auto ld = cast<LoadOp>(op);
     Operation *loop = enclosingLoop(op);
@@ -3447,9 +3596,24 @@ LogicalResult KernelLowering::run() {
         f && !enclosingLoop(f) && ring >= 2 && tensorCopyShape(ld) &&
         pipelineable(ld, f, slice))
       continue;
+    if (isFloat8(ld.getType().getElementType())) {
+      // Loaded into registers: the fp8 words (live until the stores widen
+      // them) and an address per 16-byte load; the blocks are widened one
+      // at a time, beside the largest f16 image.
+      int64_t per = (ld.getType().getNumElements() + threads - 1) / threads;
+      perLoop[loop].addresses += (per + 3) / 4 + 2 * ((per + 15) / 16);
+      widestImage[loop] = std::max(widestImage[loop], (per + 1) / 2);
+      continue;
+    }
     int64_t chunks = ld.getType().getNumElements() / 8;
     perLoop[loop].addresses += 2 * ((chunks + threads - 1) / threads);
   }
+  // Without wgmma (mma.sync targets, sm_80 among them: no conversion
+  // instruction) the widening's integer arithmetic needs more
+  // (calibrated against ptxas on the library's configurations).
+  for (auto [loop, words] : widestImage)
+    perLoop[loop].addresses +=
+        words + (warpgroupMma ? 0 : kSoftWideningRegisters);
   int64_t estimate = 0, hoistedWords = 0;
   for (Operation *loop : llvm::make_first_range(perLoop)) {
     int64_t words = 0, hoisted = 0;

@@ -4,20 +4,23 @@
 // i8, and casts to and from them must become integer code. This pass runs
 // on scalar code (after linalg has become loops) and rewrites
 //
-//   arith.extf   f8 -> float   bit manipulation to f32 (exact), then
-//   extf/truncf arith.truncf float -> f8   to f32 first, then round to nearest
-//   even
-//                              (E4M3FN: overflow and inf -> NaN; E5M2:
-//                              overflow -> inf), NaN -> NaN
-//   arith.constant f8          an i8 constant with the same bits
+// - arith.extf from f8 to f16: the bits placed in an f16 (exact);
+// - arith.extf from f8 to other floats: bit manipulation to f32 (exact),
+//   then extf/truncf;
+// - arith.truncf to f8: to f32 first, then round to nearest even (E4M3FN:
+//   overflow and inf -> NaN; E5M2: overflow -> inf), NaN -> NaN;
+// - arith.constant f8: an i8 constant with the same bits;
 //
-// matching llvm::APFloat and tessera::f32ToF8*Bits bit for bit.
+// matching llvm::APFloat and tessera::f32ToF8*Bits bit for bit (NaN payloads
+// aside).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Conversion/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -133,6 +136,36 @@ Value f32ToF8(OpBuilder &b, Location l, Value v, bool e4m3) {
   return arith::TruncIOp::create(b, l, b.getI8Type(), out);
 }
 
+/// f8 bits (i8) -> f16, exact: E5M2 is the upper byte of an f16; E4M3FN's
+/// sign, exponent and mantissa placed in an f16 give its value times 2^-8
+/// (subnormals included), scaled back in f32.
+Value f8ToF16(OpBuilder &b, Location l, Value bits8, bool e4m3) {
+  Type i16 = b.getI16Type(), f16 = b.getF16Type(), f32 = b.getF32Type();
+  auto c16 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, l, i16, v).getResult();
+  };
+  Value x = arith::ExtUIOp::create(b, l, i16, bits8);
+  if (!e4m3)
+    return arith::BitcastOp::create(b, l, f16,
+                                    arith::ShLIOp::create(b, l, x, c16(8)));
+  Value mag = arith::AndIOp::create(b, l, x, c16(0x7F));
+  Value sign = arith::ShLIOp::create(
+      b, l, arith::AndIOp::create(b, l, x, c16(0x80)), c16(8));
+  Value scaled = arith::BitcastOp::create(
+      b, l, f16,
+      arith::OrIOp::create(b, l, sign,
+                           arith::ShLIOp::create(b, l, mag, c16(7))));
+  Value f = arith::MulFOp::create(
+      b, l, arith::ExtFOp::create(b, l, f32, scaled),
+      arith::ConstantOp::create(b, l, b.getF32FloatAttr(256.0f)));
+  Value isNaN =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, mag, c16(0x7F));
+  Value nan = arith::ConstantOp::create(
+      b, l, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN()));
+  return arith::TruncFOp::create(b, l, f16,
+                                 arith::SelectOp::create(b, l, isNaN, nan, f));
+}
+
 struct ExpandExt : OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
@@ -142,6 +175,10 @@ struct ExpandExt : OpRewritePattern<arith::ExtFOp> {
       return failure();
     Location l = op.getLoc();
     Value bits = arith::BitcastOp::create(b, l, b.getI8Type(), op.getIn());
+    if (op.getType().isF16()) {
+      b.replaceOp(op, f8ToF16(b, l, bits, isa<Float8E4M3FNType>(src)));
+      return success();
+    }
     Value f = f8ToF32(b, l, bits, isa<Float8E4M3FNType>(src));
     Type dst = op.getType();
     if (!dst.isF32())
@@ -210,10 +247,42 @@ template <typename CastOp> struct UnrollVectorCast : OpRewritePattern<CastOp> {
   }
 };
 
+/// fp8 vector -> f16 vector, two elements per sm_89+ conversion.
+struct WidenPairs : OpRewritePattern<arith::ExtFOp> {
+  WidenPairs(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &b) const override {
+    auto from = dyn_cast<VectorType>(op.getIn().getType());
+    auto to = dyn_cast<VectorType>(op.getType());
+    if (!from || !to || from.getRank() != 1 || from.getNumElements() % 2 ||
+        !isF8(from.getElementType()) || !to.getElementType().isF16())
+      return failure();
+    Location l = op.getLoc();
+    Value bits = arith::BitcastOp::create(
+        b, l, VectorType::get(from.getShape(), b.getI8Type()), op.getIn());
+    auto pairType = VectorType::get({2}, b.getF16Type());
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < from.getNumElements(); i += 2) {
+      Value pair = vector::ShuffleOp::create(b, l, bits, bits,
+                                             ArrayRef<int64_t>{i, i + 1});
+      Value wide = NVVM::ConvertF8x2ToF16x2Op::create(
+          b, l, pairType, pair, /*relu=*/b.getBoolAttr(false),
+          TypeAttr::get(from.getElementType()));
+      for (int64_t e = 0; e < 2; ++e)
+        elems.push_back(vector::ExtractOp::create(b, l, wide, e));
+    }
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, to, elems);
+    return success();
+  }
+};
+
 struct ExpandFloat8CastsPass
     : mlir::tessera::impl::ExpandFloat8CastsPassBase<ExpandFloat8CastsPass> {
+  using ExpandFloat8CastsPassBase::ExpandFloat8CastsPassBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    if (f16x2Conversions)
+      patterns.add<WidenPairs>(&getContext());
     patterns.add<ExpandExt, ExpandTrunc, ExpandConstant,
                  UnrollVectorCast<arith::ExtFOp>,
                  UnrollVectorCast<arith::TruncFOp>>(&getContext());

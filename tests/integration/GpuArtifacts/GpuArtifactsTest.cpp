@@ -112,8 +112,9 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
   return out;
 }
 
-/// A kernel family and the precision policy it is compiled with (f16 and
-/// bf16, f32 under "tf32", and fp8 on sm_89+ run the GEMM dots on tensor
+/// A kernel family and the precision policy it is compiled with (f16,
+/// bf16 and fp8 (widened to f16 in the register lowering; fp8 mma.sync on
+/// sm_89+ otherwise), and f32 under "tf32", run the GEMM dots on tensor
 /// cores).
 struct ArtifactCase {
   const char *family;

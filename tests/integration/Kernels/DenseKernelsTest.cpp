@@ -228,8 +228,9 @@ TEST(GemmEdge, TF32RoundsDotInputsOnTensorCores) {
   EXPECT_CLOSE(c, expected, (Tolerance{0.0, 0.0}));
 }
 
-// fp8 tiles whose BLOCK_K is a multiple of 32 run on fp8 tensor cores
-// (mma.sync m16n8k32, sm_89+; sim emulates sm_90a). The products of fp8
+// fp8 products run on tensor cores: widened to f16 as they are staged
+// (the register lowering, which contiguous tensors take), or on fp8
+// mma.sync m16n8k32 (the shared-memory lowering, sm_89+). The products of fp8
 // values are exact in f32 and the sums are f32, so the result must match
 // the reference on the same fp8 inputs to f32 accuracy -- far tighter than
 // the fp8 row of the tolerance table, which covers fp8 outputs. K values
@@ -320,6 +321,55 @@ TEST(GemmEdge, WarpgroupConfigurations) {
                       expected, 1.25, -0.5);
             ASSERT_LAUNCH(kernel,
                           {view(a), view(b), view(c), Arg(1.25), Arg(-0.5)});
+            EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
+                << precision << " " << cfg.bm << "x" << cfg.bn << "x" << cfg.bk
+                << ", num_warps " << cfg.warps << ", num_stages " << cfg.stages
+                << (ta ? ", TRANS_A" : "") << (tb ? ", TRANS_B" : "") << ", "
+                << m << "x" << n << "x" << k;
+          }
+        }
+}
+
+// fp8 operands widen to f16 as they are staged in shared memory (the
+// register lowering's tensor-core path, wgmma on sm_90a): both formats,
+// both operand orders, block configurations on one and two warpgroups,
+// aligned and unaligned rows. The products are exact in f32, so the f32
+// GEMM tolerance applies.
+TEST(GemmEdge, F8OperandsWidenedOnTensorCores) {
+  struct Config {
+    int64_t bm, bn, bk, warps, stages;
+  };
+  for (DType dt : {DType::F8E4M3, DType::F8E5M2})
+    for (Config cfg : std::vector<Config>{
+             {64, 64, 32, 4, 3}, {128, 128, 64, 8, 2}, {64, 32, 32, 2, 3}})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
+          auto kernel = libraryKernel(
+              "gemm", "gemm",
+              {.constants = {{"BLOCK_M", ConstValue::integer(cfg.bm)},
+                             {"BLOCK_N", ConstValue::integer(cfg.bn)},
+                             {"BLOCK_K", ConstValue::integer(cfg.bk)},
+                             {"num_warps", ConstValue::integer(cfg.warps)},
+                             {"num_stages", ConstValue::integer(cfg.stages)},
+                             {"TRANS_A", ConstValue::boolean(ta)},
+                             {"TRANS_B", ConstValue::boolean(tb)}},
+               .precision = precision});
+          for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+                   {136, 80, 160}, {70, 37, 17}}) {
+            HostTensor a = ta ? HostTensor::empty({k, m}, dt)
+                              : HostTensor::empty({m, k}, dt);
+            HostTensor b = tb ? HostTensor::empty({n, k}, dt)
+                              : HostTensor::empty({k, n}, dt);
+            HostTensor c = HostTensor::empty({m, n}, DType::F32);
+            fillUniform(a, 51);
+            fillUniform(b, 52);
+            fillUniform(c, 53);
+            HostTensor expected = c.clone();
+            ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b,
+                      expected, 0.75, 1.5);
+            ASSERT_LAUNCH(kernel,
+                          {view(a), view(b), view(c), Arg(0.75), Arg(1.5)});
             EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
                 << precision << " " << cfg.bm << "x" << cfg.bn << "x" << cfg.bk
                 << ", num_warps " << cfg.warps << ", num_stages " << cfg.stages

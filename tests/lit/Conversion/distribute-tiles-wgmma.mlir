@@ -296,3 +296,50 @@ func.func @attention_block(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile
   tile.store %d, %o[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// fp8 operands (widened to f16 by tessera-widen-float8-dots) are staged as
+// their f16 image: each thread loads its 16 fp8 elements per row into
+// registers (no cp.async, no TMA: nothing converts on the way); with both
+// operands' loads in flight, one barrier (the previous iteration's reads
+// are done), then per block the widening and the 16-byte chunks into the
+// swizzled layout wgmma reads, the proxy fence that orders those generic
+// stores before wgmma, and one barrier. The register estimate adds to the
+// 128 of the f16 kernel the fp8 words and load addresses of each block
+// (A: 4 + 2, B: 8 + 4) and the larger f16 image (B's 16).
+// CHECK-LABEL: gpu.func @gemm_fp8
+// CHECK-NOT: tile.tensor_maps
+// CHECK-SAME: tile.register_estimate = 162
+// CHECK-SAME: tile.shared_bytes = 12288
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} : memref<?x?xf8E4M3FN, {{.*}}>, vector<16xf8E4M3FN>
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load %{{.*}} : memref<?x?xf8E4M3FN, {{.*}}>, vector<16xf8E4M3FN>
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load %{{.*}} : memref<?x?xf8E4M3FN, {{.*}}>, vector<16xf8E4M3FN>
+// CHECK: gpu.barrier
+// CHECK-NEXT: arith.extf %{{.*}} : vector<16xf8E4M3FN> to vector<16xf16>
+// CHECK-COUNT-2: vector.store %{{.*}} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: arith.extf %{{.*}} : vector<32xf8E4M3FN> to vector<32xf16>
+// CHECK-COUNT-4: vector.store %{{.*}} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-2: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+func.func @gemm_fp8(%a: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> -> tensor<64x32xf8E4M3FN>
+    %x16 = arith.extf %x : tensor<64x32xf8E4M3FN> to tensor<64x32xf16>
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> -> tensor<32x128xf8E4M3FN>
+    %y16 = arith.extf %y : tensor<32x128xf8E4M3FN> to tensor<32x128xf16>
+    %d = tile.dot %x16, %y16, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -62,11 +62,26 @@ def ExpandFloat8CastsPass : Pass<"tessera-expand-float8-casts"> {
     LLVM has no fp8 types, so scalar `arith.extf` from and `arith.truncf` to
     `f8E4M3FN`/`f8E5M2` become bit manipulation on i8/i32 (round to nearest
     even; E4M3FN overflow and infinities give NaN, E5M2 overflow gives
-    infinity), and fp8 constants become i8 constants behind a bitcast. Runs
-    on scalar code, after linalg has been lowered to loops.
+    infinity), and fp8 constants become i8 constants behind a bitcast; an
+    extension to f16 (exact) places the bits in an f16 directly (E5M2 is
+    the upper byte of one; E4M3FN is scaled by 2^8 in f32). NaN payloads
+    are not kept (a NaN stays a NaN). Runs
+    on scalar code, after linalg has been lowered to loops; casts of 1-D
+    vectors are done element by element.
+
+    With `f16x2-conversions` (GPUs of compute capability 8.9 and later), a
+    1-D vector of an even number of fp8 elements widens to f16 two at a
+    time with `nvvm.convert.f8x2.to.f16x2` (PTX `cvt.rn.f16x2.e4m3x2` /
+    `.e5m2x2`, exact) instead.
   }];
+  let options = [
+    Option<"f16x2Conversions", "f16x2-conversions", "bool", "false",
+           "Widen pairs of fp8 elements to f16 with the sm_89+ conversion">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 

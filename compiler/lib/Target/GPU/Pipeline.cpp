@@ -106,7 +106,8 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
             "tessera-prefetch-tile-loads,"
             "tessera-narrow-index-loops),canonicalize,cse,"
             "tessera-lower-tile-atomics,"
-            "func.func(tessera-assign-layouts{warpgroup-mma=" +
+            "func.func(tessera-widen-float8-dots,"
+            "tessera-assign-layouts{warpgroup-mma=" +
                 wgmma +
                 "},"
                 "tessera-remove-layout-conversions),"
@@ -211,17 +212,19 @@ StatusOr<std::string> gpu::translateToPTX(ModuleOp module,
   TESSERA_RETURN_IF_ERROR(addPipeline(
       pm, "gpu.module(tessera-linearize-global-accesses,cse,"
           "tessera-predicate-global-accesses,"
-          "tessera-expand-float8-casts,"
-          "arith-emulate-unsupported-floats{source-types=bf16,f16 "
-          "target-type=f32},"
-          "tessera-expand-arith-for-gpu,"
-          "tessera-approximate-math{keep=exp,exp2,log,log2},"
-          "tessera-math-to-sfu,"
-          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-          "tessera-gpu-mma-to-nvvm,convert-nvgpu-to-nvvm,"
-          "convert-gpu-to-nvvm{index-bitwidth=64},convert-nvvm-to-llvm,"
-          "canonicalize,cse),"
-          "reconcile-unrealized-casts"));
+          "tessera-expand-float8-casts{f16x2-conversions=" +
+              std::string(arch.computeCapability >= 89 ? "true" : "false") +
+              "},"
+              "arith-emulate-unsupported-floats{source-types=bf16,f16 "
+              "target-type=f32},"
+              "tessera-expand-arith-for-gpu,"
+              "tessera-approximate-math{keep=exp,exp2,log,log2},"
+              "tessera-math-to-sfu,"
+              "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+              "tessera-gpu-mma-to-nvvm,convert-nvgpu-to-nvvm,"
+              "convert-gpu-to-nvvm{index-bitwidth=64},convert-nvvm-to-llvm,"
+              "canonicalize,cse),"
+              "reconcile-unrealized-casts"));
   TESSERA_RETURN_IF_ERROR(
       runPasses(pm, module, "NVVM lowering", StatusCode::kInvalidArgument));
   // convert-scf-to-cf leaves a loop's `llvm.loop_annotation` on its latch

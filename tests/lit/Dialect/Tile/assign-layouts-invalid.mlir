@@ -70,3 +70,12 @@ func.func @mma_rank(%x: tensor<64x64xf32, #bad>) {
 func.func @operand_index(%x: tensor<64x64xf16, #bad>) {
   return
 }
+
+// -----
+
+// fp8 operands are widened to f16 first (tessera-widen-float8-dots).
+func.func @dot_fp8(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %c: tensor<64x64xf32>) attributes {tile.kernel} {
+  // expected-error @+1 {{has fp8 operands: tessera-widen-float8-dots makes them f16 before layouts are assigned}}
+  %d = tile.dot %a, %b, %c : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
+  return
+}

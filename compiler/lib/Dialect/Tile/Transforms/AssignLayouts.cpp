@@ -55,6 +55,8 @@ bool isElementwise(Operation *op) {
 
 bool isTensor(Type t) { return isa<RankedTensorType>(t); }
 
+bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
 /// Why `op` has no register lowering, or the empty string.
 std::string unsupportedReason(Operation *op) {
   bool tensors = llvm::any_of(op->getOperandTypes(), isTensor) ||
@@ -83,9 +85,11 @@ std::string unsupportedReason(Operation *op) {
           op))
     return "";
   if (auto d = dyn_cast<DotOp>(op)) {
-    // Tensor cores: m16n8k16 with 16-bit inputs into f32.
+    // Tensor cores: m16n8k16 with 16-bit inputs into f32 (fp8 inputs
+    // once tessera-widen-float8-dots has made them f16).
     Type in = d.getLhs().getType().getElementType();
-    if (!(in.isF16() || in.isBF16()) || !d.getType().getElementType().isF32()) {
+    if (!(in.isF16() || in.isBF16() || isFloat8(in)) ||
+        !d.getType().getElementType().isF32()) {
       std::string why;
       llvm::raw_string_ostream os(why);
       os << "a dot of " << in << " into " << d.getType().getElementType();
@@ -246,6 +250,15 @@ struct AssignLayoutsPass
       f.emitError() << "has no register lowering: " << why;
       return signalPassFailure();
     }
+    WalkResult narrow = f.walk([&](DotOp d) {
+      if (!isFloat8(d.getLhs().getType().getElementType()))
+        return WalkResult::advance();
+      d.emitOpError("has fp8 operands: tessera-widen-float8-dots makes them "
+                    "f16 before layouts are assigned");
+      return WalkResult::interrupt();
+    });
+    if (narrow.wasInterrupted())
+      return signalPassFailure();
     int64_t warps = 4, cap = 16;
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
       warps = a.getInt();

@@ -37,6 +37,39 @@ def FoldMasksPass : Pass<"tessera-fold-masks"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Dot operands
+//===----------------------------------------------------------------------===//
+
+def WidenFloat8DotsPass
+    : Pass<"tessera-widen-float8-dots", "::mlir::func::FuncOp"> {
+  let summary = "Widens the fp8 operands of tile.dot to f16";
+  let description = [{
+    Every fp8 (E4M3FN or E5M2) operand of a `tile.dot` is extended to f16
+    with `arith.extf` where it is defined: after the tile's definition,
+    before the transpositions and reshapes (of no other use) that lead from
+    it to the dot, which then move f16 tiles. Both formats are subsets of f16
+    (every finite value, infinity and NaN has an exact f16 image), and the
+    product of two f16 values is exact in f32, so a dot accumulating in f32
+    gives the same sums from the widened operands as from the fp8 ones.
+    The register lowering then stages the converted operands and runs the
+    product on 16-bit tensor cores; the tiles keep their fp8 width in
+    global memory and in the loads.
+
+    Before:
+    ```mlir
+    %d = tile.dot %a, %b, %c : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
+    ```
+    After:
+    ```mlir
+    %a16 = arith.extf %a : tensor<64x32xf8E4M3FN> to tensor<64x32xf16>
+    %b16 = arith.extf %b : tensor<32x64xf8E4M3FN> to tensor<32x64xf16>
+    %d = tile.dot %a16, %b16, %c : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Distributed layouts
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,37 @@
+// RUN: tessera-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tessera-widen-float8-dots))' | FileCheck %s
+
+// Both fp8 operands widen to f16 where they are loaded; the transposition
+// between B's load and the dot then moves an f16 tile.
+// CHECK-LABEL: func.func @gemm
+// CHECK: %[[A:.*]] = tile.load %{{.*}} -> tensor<64x32xf8E4M3FN>
+// CHECK-NEXT: %[[A16:.*]] = arith.extf %[[A]] : tensor<64x32xf8E4M3FN> to tensor<64x32xf16>
+// CHECK-NEXT: %[[B:.*]] = tile.load %{{.*}} -> tensor<64x32xf8E4M3FN>
+// CHECK-NEXT: %[[B16:.*]] = arith.extf %[[B]] : tensor<64x32xf8E4M3FN> to tensor<64x32xf16>
+// CHECK-NEXT: %[[BT:.*]] = tile.trans %[[B16]] [1, 0] : tensor<64x32xf16> -> tensor<32x64xf16>
+// CHECK-NEXT: tile.dot %[[A16]], %[[BT]], %{{.*}} : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+func.func @gemm(%a: memref<?x?xf8E4M3FN>, %b: memref<?x?xf8E4M3FN>, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i64
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf8E4M3FN> -> tensor<64x32xf8E4M3FN>
+  %y = tile.load %b[%c0, %c0] : memref<?x?xf8E4M3FN> -> tensor<64x32xf8E4M3FN>
+  %yt = tile.trans %y [1, 0] : tensor<64x32xf8E4M3FN> -> tensor<32x64xf8E4M3FN>
+  %d = tile.dot %x, %yt, %acc : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
+  return %d : tensor<64x64xf32>
+}
+
+// -----
+
+// A view with another use keeps its fp8 type: the operand widens after it.
+// Operands of other types are left alone.
+// CHECK-LABEL: func.func @shared_view
+// CHECK: %[[YT:.*]] = tile.trans %{{.*}} [1, 0] : tensor<64x32xf8E5M2> -> tensor<32x64xf8E5M2>
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[YT]] : tensor<32x64xf8E5M2> to tensor<32x64xf16>
+// CHECK-NEXT: %[[D:.*]] = tile.dot %{{.*}}, %[[W]], %{{.*}} : tensor<64x32xf16>, tensor<32x64xf16>
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xf16>, tensor<32x64xf16>
+// CHECK-NOT: arith.extf
+// CHECK: return %[[D]], %[[YT]]
+func.func @shared_view(%x: tensor<64x32xf8E5M2>, %y: tensor<64x32xf8E5M2>, %h: tensor<64x32xf16>, %g: tensor<32x64xf16>, %acc: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<32x64xf8E5M2>, tensor<64x64xf32>) {
+  %yt = tile.trans %y [1, 0] : tensor<64x32xf8E5M2> -> tensor<32x64xf8E5M2>
+  %d = tile.dot %x, %yt, %acc : tensor<64x32xf8E5M2>, tensor<32x64xf8E5M2> -> tensor<64x64xf32>
+  %e = tile.dot %h, %g, %acc : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+  return %d, %yt, %e : tensor<64x64xf32>, tensor<32x64xf8E5M2>, tensor<64x64xf32>
+}
