@@ -273,6 +273,57 @@ TEST(GemmEdge, RegisterResidentAccumulators) {
     }
 }
 
+/// A block configuration of the library GEMM.
+struct GemmConfig {
+  int64_t bm, bn, bk, warps, stages;
+  /// "BMxBNxBK, num_warps W, num_stages S".
+  std::string describe() const {
+    return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
+           std::to_string(bk) + ", num_warps " + std::to_string(warps) +
+           ", num_stages " + std::to_string(stages);
+  }
+};
+
+/// The library GEMM at `cfg` with the given operand orders.
+std::shared_ptr<Kernel> configuredGemm(const std::string &precision,
+                                       const GemmConfig &cfg, bool ta,
+                                       bool tb) {
+  return libraryKernel(
+      "gemm", "gemm",
+      {.constants = {{"BLOCK_M", ConstValue::integer(cfg.bm)},
+                     {"BLOCK_N", ConstValue::integer(cfg.bn)},
+                     {"BLOCK_K", ConstValue::integer(cfg.bk)},
+                     {"num_warps", ConstValue::integer(cfg.warps)},
+                     {"num_stages", ConstValue::integer(cfg.stages)},
+                     {"TRANS_A", ConstValue::boolean(ta)},
+                     {"TRANS_B", ConstValue::boolean(tb)}},
+       .precision = precision});
+}
+
+/// Launches `kernel` (the library GEMM with TRANS_A = `ta`, TRANS_B = `tb`)
+/// on uniform operands of `dt` in their stored shapes (seeds `seed`,
+/// `seed` + 1) and a uniform f32 C (`seed` + 2), and compares C with the
+/// reference under the f32 GEMM tolerance; `what` names the case.
+void expectStoredGemm(const std::shared_ptr<Kernel> &kernel, DType dt, bool ta,
+                      bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                      double beta, uint64_t seed, const std::string &what) {
+  HostTensor a =
+      ta ? HostTensor::empty({k, m}, dt) : HostTensor::empty({m, k}, dt);
+  HostTensor b =
+      tb ? HostTensor::empty({n, k}, dt) : HostTensor::empty({k, n}, dt);
+  HostTensor c = HostTensor::empty({m, n}, DType::F32);
+  fillUniform(a, seed);
+  fillUniform(b, seed + 1);
+  fillUniform(c, seed + 2);
+  HostTensor expected = c.clone();
+  ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b, expected,
+            alpha, beta);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(alpha), Arg(beta)});
+  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
+      << what << (ta ? ", TRANS_A" : "") << (tb ? ", TRANS_B" : "") << ", " << m
+      << "x" << n << "x" << k;
+}
+
 // On sm_90a (the sim's target) tiles whose rows fill every warp take
 // warpgroup matrix products (wgmma) on swizzled shared-memory operands:
 // operands stored either way (the TRANS flags), K steps within one swizzle
@@ -281,52 +332,23 @@ TEST(GemmEdge, RegisterResidentAccumulators) {
 // without pipelined copies, on edge shapes and on rows that are not
 // 16-byte aligned (copied element by element).
 TEST(GemmEdge, WarpgroupConfigurations) {
-  struct Config {
-    int64_t bm, bn, bk, warps, stages;
-  };
   for (DType dt : {DType::F16, DType::BF16})
-    for (Config cfg : std::vector<Config>{{64, 64, 32, 4, 3},
-                                          {128, 128, 32, 4, 3},
-                                          {128, 64, 64, 8, 2},
-                                          {64, 128, 128, 4, 1},
-                                          {64, 32, 16, 4, 3},
-                                          {64, 256, 32, 4, 2}})
+    for (GemmConfig cfg : std::vector<GemmConfig>{{64, 64, 32, 4, 3},
+                                                  {128, 128, 32, 4, 3},
+                                                  {128, 64, 64, 8, 2},
+                                                  {64, 128, 128, 4, 1},
+                                                  {64, 32, 16, 4, 3},
+                                                  {64, 256, 32, 4, 2}})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
           std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
-          auto kernel = libraryKernel(
-              "gemm", "gemm",
-              {.constants = {{"BLOCK_M", ConstValue::integer(cfg.bm)},
-                             {"BLOCK_N", ConstValue::integer(cfg.bn)},
-                             {"BLOCK_K", ConstValue::integer(cfg.bk)},
-                             {"num_warps", ConstValue::integer(cfg.warps)},
-                             {"num_stages", ConstValue::integer(cfg.stages)},
-                             {"TRANS_A", ConstValue::boolean(ta)},
-                             {"TRANS_B", ConstValue::boolean(tb)}},
-               .precision = precision});
+          auto kernel = configuredGemm(precision, cfg, ta, tb);
           // Rows of 16-byte multiples (every tensor copied by TMA on
           // sm_90a, with the edges zero-filled), then unaligned rows.
           for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
-                   {136, 88, 200}, {130, 90, 200}, {70, 37, 17}}) {
-            HostTensor a = ta ? HostTensor::empty({k, m}, dt)
-                              : HostTensor::empty({m, k}, dt);
-            HostTensor b = tb ? HostTensor::empty({n, k}, dt)
-                              : HostTensor::empty({k, n}, dt);
-            HostTensor c = HostTensor::empty({m, n}, DType::F32);
-            fillUniform(a, 41);
-            fillUniform(b, 42);
-            fillUniform(c, 43);
-            HostTensor expected = c.clone();
-            ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b,
-                      expected, 1.25, -0.5);
-            ASSERT_LAUNCH(kernel,
-                          {view(a), view(b), view(c), Arg(1.25), Arg(-0.5)});
-            EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
-                << precision << " " << cfg.bm << "x" << cfg.bn << "x" << cfg.bk
-                << ", num_warps " << cfg.warps << ", num_stages " << cfg.stages
-                << (ta ? ", TRANS_A" : "") << (tb ? ", TRANS_B" : "") << ", "
-                << m << "x" << n << "x" << k;
-          }
+                   {136, 88, 200}, {130, 90, 200}, {70, 37, 17}})
+            expectStoredGemm(kernel, dt, ta, tb, m, n, k, 1.25, -0.5, 41,
+                             precision + " " + cfg.describe());
         }
 }
 
@@ -336,46 +358,17 @@ TEST(GemmEdge, WarpgroupConfigurations) {
 // aligned and unaligned rows. The products are exact in f32, so the f32
 // GEMM tolerance applies.
 TEST(GemmEdge, F8OperandsWidenedOnTensorCores) {
-  struct Config {
-    int64_t bm, bn, bk, warps, stages;
-  };
   for (DType dt : {DType::F8E4M3, DType::F8E5M2})
-    for (Config cfg : std::vector<Config>{
+    for (GemmConfig cfg : std::vector<GemmConfig>{
              {64, 64, 32, 4, 3}, {128, 128, 64, 8, 2}, {64, 32, 32, 2, 3}})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
           std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
-          auto kernel = libraryKernel(
-              "gemm", "gemm",
-              {.constants = {{"BLOCK_M", ConstValue::integer(cfg.bm)},
-                             {"BLOCK_N", ConstValue::integer(cfg.bn)},
-                             {"BLOCK_K", ConstValue::integer(cfg.bk)},
-                             {"num_warps", ConstValue::integer(cfg.warps)},
-                             {"num_stages", ConstValue::integer(cfg.stages)},
-                             {"TRANS_A", ConstValue::boolean(ta)},
-                             {"TRANS_B", ConstValue::boolean(tb)}},
-               .precision = precision});
+          auto kernel = configuredGemm(precision, cfg, ta, tb);
           for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
-                   {136, 80, 160}, {70, 37, 17}}) {
-            HostTensor a = ta ? HostTensor::empty({k, m}, dt)
-                              : HostTensor::empty({m, k}, dt);
-            HostTensor b = tb ? HostTensor::empty({n, k}, dt)
-                              : HostTensor::empty({k, n}, dt);
-            HostTensor c = HostTensor::empty({m, n}, DType::F32);
-            fillUniform(a, 51);
-            fillUniform(b, 52);
-            fillUniform(c, 53);
-            HostTensor expected = c.clone();
-            ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b,
-                      expected, 0.75, 1.5);
-            ASSERT_LAUNCH(kernel,
-                          {view(a), view(b), view(c), Arg(0.75), Arg(1.5)});
-            EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
-                << precision << " " << cfg.bm << "x" << cfg.bn << "x" << cfg.bk
-                << ", num_warps " << cfg.warps << ", num_stages " << cfg.stages
-                << (ta ? ", TRANS_A" : "") << (tb ? ", TRANS_B" : "") << ", "
-                << m << "x" << n << "x" << k;
-          }
+                   {136, 80, 160}, {70, 37, 17}})
+            expectStoredGemm(kernel, dt, ta, tb, m, n, k, 0.75, 1.5, 51,
+                             precision + " " + cfg.describe());
         }
 }
 
