@@ -2013,6 +2013,9 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
 }
 
 bool KernelLowering::keepsPendingStages(Operation *op) {
+  // The stores stay in the block of their loads.
+  if (op->hasTrait<OpTrait::IsTerminator>())
+    return false;
   if (!touchesTensors(op))
     return true;
   if (auto ld = dyn_cast<LoadOp>(op))
