@@ -56,8 +56,6 @@ gpu::AddressSpaceAttr workgroupSpace(MLIRContext *ctx) {
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
 }
 
-bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
-
 /// The f16 image of an fp8 tile (tessera-widen-float8-dots puts one after
 /// each fp8 dot operand's load): staged in shared memory in place of its
 /// source.
@@ -344,6 +342,22 @@ struct Swizzle {
         arith::MulIOp::create(b, l, swz,
                               arith::ConstantIndexOp::create(b, l, 8)));
   }
+  /// The element offset of chunk `chunk` of row `row` in a block of `rows`
+  /// rows and `blockCols` columns staged in atoms of this swizzle's
+  /// columns, each rows x cols and swizzled on its own.
+  Value blockOffset(OpBuilder &b, Location l, int64_t rows, int64_t blockCols,
+                    Value row, Value chunk) const {
+    if (blockCols == cols)
+      return offset(b, l, row, chunk);
+    Value perAtom = arith::ConstantIndexOp::create(b, l, cols / 8);
+    Value atom = arith::DivUIOp::create(b, l, chunk, perAtom);
+    Value within = arith::RemUIOp::create(b, l, chunk, perAtom);
+    return arith::AddIOp::create(
+        b, l,
+        arith::MulIOp::create(
+            b, l, atom, arith::ConstantIndexOp::create(b, l, rows * cols)),
+        offset(b, l, row, within));
+  }
 };
 
 class KernelLowering {
@@ -496,8 +510,7 @@ private:
   void copyToShared(OpBuilder &b, LoadOp op, IRMapping &map, Value buffer,
                     Value base, bool async, Value pred = Value());
   bool useAsyncCopy(LoadOp op) const {
-    return vectorOK && !isFloat8(op.getType().getElementType()) &&
-           alignmentOf(op.getSource()) != false &&
+    return vectorOK && alignmentOf(op.getSource()) != false &&
            tessera::hasUnitInnerStride(
                cast<MemRefType>(op.getSource().getType()));
   }
@@ -524,9 +537,11 @@ private:
   void flushPendingStages(OpBuilder &b, Location l);
   LogicalResult lowerPipelinedLoop(scf::ForOp loop, ArrayRef<LoadOp> loads,
                                    OpBuilder &b, IRMapping &map);
-  /// Whether the offsets of `op`, in `loop`'s body, depend only on the
-  /// induction variable and values from outside the loop (`slice`: the
-  /// body's operations that compute them, in order).
+  /// Whether `loop` can copy `op`'s block ahead: not an fp8 block (widened
+  /// in registers at its own iteration), and its offsets, in `loop`'s
+  /// body, depend only on the induction variable and values from outside
+  /// the loop (`slice`: the body's operations that compute them, in
+  /// order).
   bool pipelineable(LoadOp op, scf::ForOp loop,
                     SmallVector<Operation *> &slice);
   LogicalResult lowerDot(DotOp op, OpBuilder &b, IRMapping &map);
@@ -540,8 +555,8 @@ private:
   /// copy addresses (indices, bounds, loop state), for the estimate that
   /// refuses configurations which would spill.
   static constexpr int64_t kRegisterOverhead = 40;
-  /// More beside the f16 image of an fp8 block widened by integer
-  /// arithmetic.
+  /// More beside the f16 image of an fp8 block when the target may widen
+  /// by integer arithmetic (every target without wgmma).
   static constexpr int64_t kSoftWideningRegisters = 12;
   /// More for a wgmma kernel with 64-bit indices, and more again when an
   /// element-by-element body stands beside the vector one.
@@ -1829,15 +1844,8 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
   if (!atom)
     atom = cols;
   Swizzle sw(atom);
-  auto chunkOffset = [&](OpBuilder &ob, Value r, Value c) -> Value {
-    if (atom == cols)
-      return sw.offset(ob, l, r, c);
-    int64_t perAtom = atom / vec;
-    Value a = arith::DivUIOp::create(ob, l, c, cIndex(ob, l, perAtom));
-    Value within = arith::RemUIOp::create(ob, l, c, cIndex(ob, l, perAtom));
-    return arith::AddIOp::create(
-        ob, l, arith::MulIOp::create(ob, l, a, cIndex(ob, l, rows * atom)),
-        sw.offset(ob, l, r, within));
+  auto chunkOffset = [&](OpBuilder &ob, Value r, Value c) {
+    return sw.blockOffset(ob, l, rows, cols, r, c);
   };
   Type et = t.getElementType();
   Value memref = map.lookup(op.getSource());
@@ -1978,29 +1986,27 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   // wgmma's swizzle follows the address bits: its blocks start on a
   // 1024-byte boundary.
   int64_t atom = atomColumns.lookup(op);
-  Type et = t.getElementType();
-  Value buf = sharedBuffer(
-      b, l, rows * cols, isFloat8(et) ? b.getF16Type() : et, atom ? 1024 : 16);
-  bool inLoop = false;
-  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-    inLoop |= isa<scf::ForOp, scf::WhileOp>(p);
-  if (isFloat8(t.getElementType())) {
+  bool widened = isFloat8(t.getElementType());
+  Value buf = sharedBuffer(b, l, rows * cols,
+                           widened ? b.getF16Type() : t.getElementType(),
+                           atom ? 1024 : 16);
+  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
+  bool inLoop = enclosingLoop(op) != nullptr;
+  if (widened) {
     // The loads go out now; their f16 image is stored once an operation
     // reads shared memory (flushPendingStages), with the loads of the
     // other operands in flight too.
     if (failed(lowerLoad(op, b, map)))
       return failure();
-    staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
     pendingStages.push_back({t, map.lookup(op.getResult()), buf,
                              atom ? atom : cols, inLoop, atom != 0});
     return success();
-  } else {
-    // In a loop, the previous iteration's reads come first.
-    if (inLoop)
-      gpu::BarrierOp::create(b, l);
-    copyToShared(b, op, map, buf, cIndex(b, l, 0), useAsyncCopy(op));
   }
+  // In a loop, the previous iteration's reads come first.
+  if (inLoop)
+    gpu::BarrierOp::create(b, l);
   bool async = useAsyncCopy(op);
+  copyToShared(b, op, map, buf, cIndex(b, l, 0), async);
   if (async) {
     Value token = nvgpu::DeviceAsyncCreateGroupOp::create(
         b, l, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
@@ -2008,7 +2014,6 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   }
   fenceForWgmma(b, l, atom != 0);
   gpu::BarrierOp::create(b, l);
-  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
   return success();
 }
 
@@ -2053,7 +2058,7 @@ void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
                                  Value regs, Value buffer, int64_t atom) {
   Attribute layout = getLayout(t);
   ArrayRef<int64_t> shape = t.getShape();
-  int64_t rank = shape.size(), rows = shape[rank - 2];
+  int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
   const ThreadBase &tb = baseFor(layout, shape);
   auto offs = getRegisterOffsets(layout, shape);
   // Runs of consecutive registers along the rows, at most one 16-byte
@@ -2080,16 +2085,8 @@ void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
                                       cIndex(ib, l, offs[r][rank - 1]));
     Value chunk = arith::DivUIOp::create(ib, l, col, cIndex(ib, l, 8));
     Value within = arith::RemUIOp::create(ib, l, col, cIndex(ib, l, 8));
-    // Atom `chunk / perAtom`, rows x atom elements each.
-    int64_t perAtom = atom / 8;
-    Value a = arith::DivUIOp::create(ib, l, chunk, cIndex(ib, l, perAtom));
-    Value inAtom = arith::RemUIOp::create(ib, l, chunk, cIndex(ib, l, perAtom));
     Value at = arith::AddIOp::create(
-        ib, l,
-        arith::AddIOp::create(
-            ib, l, arith::MulIOp::create(ib, l, a, cIndex(ib, l, rows * atom)),
-            sw.offset(ib, l, row, inAtom)),
-        within);
+        ib, l, sw.blockOffset(ib, l, rows, cols, row, chunk), within);
     auto lanes = llvm::to_vector(llvm::seq<int64_t>(r, r + run));
     Value part = vector::ShuffleOp::create(ib, l, regs, regs, lanes);
     vector::StoreOp::create(ib, l, part, buffer, ValueRange{at});
@@ -2098,7 +2095,8 @@ void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
 
 bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
                                   SmallVector<Operation *> &slice) {
-  if (op->getParentOp() != loop)
+  // An fp8 block goes through registers (to be widened) at its iteration.
+  if (op->getParentOp() != loop || isFloat8(op.getType().getElementType()))
     return false;
   SetVector<Operation *> ops;
   SmallVector<Value> work(op.getOffsets().begin(), op.getOffsets().end());
@@ -2135,7 +2133,6 @@ bool KernelLowering::tensorCopy(LoadOp op, IRMapping &map, BlockArgument &src) {
 
 bool KernelLowering::tensorCopyShape(LoadOp op) {
   if (!tensorCopies || !atomColumns.count(op) ||
-      isFloat8(op.getType().getElementType()) ||
       alignmentOf(op.getSource()) == false ||
       !tessera::hasUnitInnerStride(
           cast<MemRefType>(op.getSource().getType())) ||
@@ -3040,9 +3037,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     if (ring >= 2)
       for (Operation &o : *loop.getBody())
         if (auto ld = dyn_cast<LoadOp>(o);
-            ld && stagedLoads.contains(ld) &&
-            !isFloat8(ld.getType().getElementType()) &&
-            pipelineable(ld, loop, slice))
+            ld && stagedLoads.contains(ld) && pipelineable(ld, loop, slice))
           ahead.push_back(ld);
     if (!ahead.empty()) {
       int64_t mark = sharedBytes;
@@ -3611,9 +3606,9 @@ LogicalResult KernelLowering::run() {
     int64_t chunks = ld.getType().getNumElements() / 8;
     perLoop[loop].addresses += 2 * ((chunks + threads - 1) / threads);
   }
-  // Without wgmma (mma.sync targets, sm_80 among them: no conversion
-  // instruction) the widening's integer arithmetic needs more
-  // (calibrated against ptxas on the library's configurations).
+  // Kernels not on wgmma keep a margin for the widening's integer
+  // arithmetic (calibrated against ptxas on sm_80, which has no conversion
+  // instruction; sm_89 and sm_90 keep it too).
   for (auto [loop, words] : widestImage)
     perLoop[loop].addresses +=
         words + (warpgroupMma ? 0 : kSoftWideningRegisters);

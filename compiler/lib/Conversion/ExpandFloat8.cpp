@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -30,10 +31,9 @@ namespace mlir::tessera {
 } // namespace mlir::tessera
 
 using namespace mlir;
+using mlir::tessera::tile::isFloat8;
 
 namespace {
-
-bool isF8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
 Value cI32(OpBuilder &b, Location l, int64_t v) {
   return arith::ConstantIntOp::create(b, l, b.getI32Type(), v);
@@ -171,7 +171,7 @@ struct ExpandExt : OpRewritePattern<arith::ExtFOp> {
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &b) const override {
     Type src = op.getIn().getType();
-    if (!isF8(src))
+    if (!isFloat8(src))
       return failure();
     Location l = op.getLoc();
     Value bits = arith::BitcastOp::create(b, l, b.getI8Type(), op.getIn());
@@ -195,12 +195,12 @@ struct ExpandTrunc : OpRewritePattern<arith::TruncFOp> {
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &b) const override {
     Type dst = op.getType();
-    if (!isF8(dst))
+    if (!isFloat8(dst))
       return failure();
     Location l = op.getLoc();
     Value in = op.getIn();
     if (!in.getType().isF32())
-      in = isF8(in.getType()) || in.getType().getIntOrFloatBitWidth() < 32
+      in = isFloat8(in.getType()) || in.getType().getIntOrFloatBitWidth() < 32
                ? arith::ExtFOp::create(b, l, b.getF32Type(), in).getResult()
                : arith::TruncFOp::create(b, l, b.getF32Type(), in).getResult();
     Value bits = f32ToF8(b, l, in, isa<Float8E4M3FNType>(dst));
@@ -214,7 +214,7 @@ struct ExpandConstant : OpRewritePattern<arith::ConstantOp> {
   LogicalResult matchAndRewrite(arith::ConstantOp op,
                                 PatternRewriter &b) const override {
     auto attr = dyn_cast<FloatAttr>(op.getValue());
-    if (!attr || !isF8(attr.getType()))
+    if (!attr || !isFloat8(attr.getType()))
       return failure();
     APInt bits = attr.getValue().bitcastToAPInt();
     Value c = arith::ConstantOp::create(
@@ -232,7 +232,7 @@ template <typename CastOp> struct UnrollVectorCast : OpRewritePattern<CastOp> {
     auto from = dyn_cast<VectorType>(op.getIn().getType());
     auto to = dyn_cast<VectorType>(op.getType());
     if (!from || !to || from.getRank() != 1 ||
-        (!isF8(from.getElementType()) && !isF8(to.getElementType())))
+        (!isFloat8(from.getElementType()) && !isFloat8(to.getElementType())))
       return failure();
     Location l = op.getLoc();
     SmallVector<Value> elems;
@@ -255,7 +255,7 @@ struct WidenPairs : OpRewritePattern<arith::ExtFOp> {
     auto from = dyn_cast<VectorType>(op.getIn().getType());
     auto to = dyn_cast<VectorType>(op.getType());
     if (!from || !to || from.getRank() != 1 || from.getNumElements() % 2 ||
-        !isF8(from.getElementType()) || !to.getElementType().isF16())
+        !isFloat8(from.getElementType()) || !to.getElementType().isF16())
       return failure();
     Location l = op.getLoc();
     Value bits = arith::BitcastOp::create(

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "ConversionUtils.h"
 
@@ -38,6 +39,7 @@ namespace mlir::tessera {
 } // namespace mlir::tessera
 
 using namespace mlir;
+using mlir::tessera::tile::isFloat8;
 
 namespace {
 
@@ -57,8 +59,6 @@ constexpr int64_t kM = 16, kN = 8;
 int64_t instructionK(Type in) {
   return in.isF32() ? 8 : in.getIntOrFloatBitWidth() == 8 ? 32 : 16;
 }
-
-bool isF8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
 bool isStaticRowMajor(MemRefType t) {
   return t && t.hasStaticShape() && t.getRank() == 2 &&
@@ -80,7 +80,7 @@ bool eligible(linalg::MatmulOp op, bool tf32, bool fp8) {
   Type in = a.getElementType();
   if (in != b.getElementType() ||
       !(in.isF16() || in.isBF16() || (tf32 && in.isF32()) ||
-        (fp8 && isF8(in))) ||
+        (fp8 && isFloat8(in))) ||
       !c.getElementType().isF32())
     return false;
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
@@ -458,7 +458,7 @@ FailureOr<scf::ForOp> convertWarpTiles(scf::ForOp loop) {
   Type real, standIn;
   loop->walk([&](vector::ContractionOp c) {
     Type in = cast<VectorType>(c.getLhsType()).getElementType();
-    if (in.isBF16() || isF8(in)) {
+    if (in.isBF16() || isFloat8(in)) {
       real = in;
       standIn = in.isBF16() ? Type(Float16Type::get(ctx))
                             : Type(IntegerType::get(ctx, 8));
@@ -509,7 +509,7 @@ FailureOr<scf::ForOp> convertWarpTiles(scf::ForOp loop) {
   // bytes, other fp8 values (padding constants) by bitcasts, and each
   // mma.sync names the real format in kFp8Attr for
   // tessera-gpu-mma-to-nvvm and the sim.
-  const bool keepStandIn = real && isF8(real);
+  const bool keepStandIn = real && isFloat8(real);
   IRMapping out;
   OpBuilder back(loop);
   for (auto [v, arg] : llvm::zip(captured, entry->getArguments())) {
@@ -789,10 +789,10 @@ struct MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
     if (auto f = op->getAttrOfType<StringAttr>(kFp8Attr); f && in.isInteger(8))
       in = f.getValue() == "e4m3" ? Type(Float8E4M3FNType::get(getContext()))
                                   : Type(Float8E5M2Type::get(getContext()));
-    Type bIn = bType.getElementType().isInteger(8) && isF8(in)
+    Type bIn = bType.getElementType().isInteger(8) && isFloat8(in)
                    ? in
                    : bType.getElementType();
-    if (in != bIn || !(in.isBF16() || in.isF32() || isF8(in)) ||
+    if (in != bIn || !(in.isBF16() || in.isF32() || isFloat8(in)) ||
         !cType.getElementType().isF32())
       return failure();
     const bool tf32 = in.isF32();
@@ -836,7 +836,7 @@ struct MmaToNVVM : OpRewritePattern<nvgpu::MmaSyncOp> {
     auto resType =
         LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
     Value result;
-    if (isF8(in)) {
+    if (isFloat8(in)) {
       // MLIR 22's nvvm.mma.sync verifier rejects the fp8 multiplicands
       // that PTX has had since ISA 8.4 (sm_89): the instruction is emitted
       // as inline PTX, operands 0-3 the results, 4-7 A, 8-9 B, 10-13 C.

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "ConversionUtils.h"
 
@@ -35,7 +36,7 @@ namespace {
 /// Element types of the vector arithmetic: integers and floats except fp8
 /// (its casts are expanded on scalars only).
 bool vectorElement(Type t) {
-  return t.isIntOrFloat() && !isa<Float8E4M3FNType, Float8E5M2Type>(t);
+  return t.isIntOrFloat() && !tessera::tile::isFloat8(t);
 }
 
 /// Element types a vector access may carry: whole bytes, at most 8 of

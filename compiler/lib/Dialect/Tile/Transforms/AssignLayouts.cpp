@@ -55,8 +55,6 @@ bool isElementwise(Operation *op) {
 
 bool isTensor(Type t) { return isa<RankedTensorType>(t); }
 
-bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
-
 /// Why `op` has no register lowering, or the empty string.
 std::string unsupportedReason(Operation *op) {
   bool tensors = llvm::any_of(op->getOperandTypes(), isTensor) ||

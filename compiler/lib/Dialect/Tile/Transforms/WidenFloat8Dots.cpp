@@ -19,8 +19,6 @@ using namespace mlir::tessera::tile;
 
 namespace {
 
-bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
-
 /// Widens the fp8 tile that `use` reads. The extension goes right after
 /// the tile's definition, before the transpositions and reshapes that
 /// lead from it to the dot (which then move f16 tiles): the register

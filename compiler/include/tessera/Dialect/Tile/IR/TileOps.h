@@ -14,4 +14,13 @@
 #define GET_OP_CLASSES
 #include "tessera/Dialect/Tile/IR/TileOps.h.inc"
 
+namespace mlir::tessera::tile {
+
+/// Whether `t` is one of the fp8 element types tiles hold (E4M3FN, E5M2).
+inline bool isFloat8(Type t) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(t);
+}
+
+} // namespace mlir::tessera::tile
+
 #endif // TESSERA_DIALECT_TILE_IR_TILEOPS_H
