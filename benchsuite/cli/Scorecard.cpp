@@ -58,6 +58,9 @@ const std::vector<ScoreKernel> &scoreKernels() {
       {"gemm", "gemm", "bf16@accum(fp32)", "gemm", "bf16", ""},
       {"gemm", "gemm", "fp32", "gemm", "f32", ""},
       {"gemm", "gemm", "fp8_e4m3@accum(fp32)", "gemm", "fp8_e4m3", ""},
+      // Both fp8 operands K-major (B stored [N, K]): wgmma k32 on sm_90a.
+      {"gemm", "gemm", "fp8_e4m3@accum(fp32)", "gemm", "fp8_e4m3", "",
+       "TRANS_B=true"},
       // The tensor-core path's largest tile.
       {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", "",
        "BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3"},

@@ -67,6 +67,16 @@ arith::ExtFOp widening(Operation *op) {
   return e;
 }
 
+/// Whether `ld` loads an fp8 block staged as its f16 image: every use
+/// widens it. (The fp8 blocks of sm_90a's k32 products are staged as
+/// they are.)
+bool widenedBlock(LoadOp ld) {
+  return isFloat8(ld.getType().getElementType()) &&
+         !ld.getResult().use_empty() &&
+         llvm::all_of(ld.getResult().getUsers(),
+                      [](Operation *u) { return widening(u); });
+}
+
 /// The innermost loop around `op`, null for an op outside every loop.
 Operation *enclosingLoop(Operation *op) {
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
@@ -311,16 +321,21 @@ struct Staged {
   bool transposed = false;
   int64_t atomCols = 0;
   int64_t atom() const { return atomCols ? atomCols : cols; }
+  /// Bytes per element.
+  int64_t bytes() const {
+    return cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+  }
 };
 
-/// The XOR swizzle of a shared block with `cols` 16-bit elements per row:
-/// chunk `c` (8 elements) of row `r` goes to chunk
+/// The XOR swizzle of a shared block with `cols` elements of `bytes` bytes
+/// per row: chunk `c` (16 bytes) of row `r` goes to chunk
 /// `c ^ ((r / perPhase) % maxPhase)`, so that any 8 consecutive rows at one
 /// chunk cover 8 distinct 16-byte bank groups.
 struct Swizzle {
-  int64_t cols, perPhase = 1, maxPhase = 1;
-  explicit Swizzle(int64_t cols) : cols(cols) {
-    int64_t rowBytes = cols * 2;
+  int64_t cols, chunkElems, perPhase = 1, maxPhase = 1;
+  explicit Swizzle(int64_t cols, int64_t bytes = 2)
+      : cols(cols), chunkElems(16 / bytes) {
+    int64_t rowBytes = cols * bytes;
     perPhase = std::max<int64_t>(1, 128 / rowBytes);
     maxPhase = 8 / perPhase;
   }
@@ -339,8 +354,8 @@ struct Swizzle {
         b, l,
         arith::MulIOp::create(b, l, row,
                               arith::ConstantIndexOp::create(b, l, cols)),
-        arith::MulIOp::create(b, l, swz,
-                              arith::ConstantIndexOp::create(b, l, 8)));
+        arith::MulIOp::create(
+            b, l, swz, arith::ConstantIndexOp::create(b, l, chunkElems)));
   }
   /// The element offset of chunk `chunk` of row `row` in a block of `rows`
   /// rows and `blockCols` columns staged in atoms of this swizzle's
@@ -349,7 +364,7 @@ struct Swizzle {
                     Value row, Value chunk) const {
     if (blockCols == cols)
       return offset(b, l, row, chunk);
-    Value perAtom = arith::ConstantIndexOp::create(b, l, cols / 8);
+    Value perAtom = arith::ConstantIndexOp::create(b, l, cols / chunkElems);
     Value atom = arith::DivUIOp::create(b, l, chunk, perAtom);
     Value within = arith::RemUIOp::create(b, l, chunk, perAtom);
     return arith::AddIOp::create(
@@ -416,8 +431,8 @@ private:
   /// wgmma dots of pipelined loops whose products stay in flight across
   /// an iteration (wgmma.wait_group 1).
   DenseSet<Operation *> asyncDots;
-  /// Per shared buffer, its shared-window address (i64), at the entry.
-  DenseMap<Value, Value> bufferAddress;
+  /// Per staged buffer and descriptor fields, its matrix descriptor.
+  DenseMap<std::pair<Value, uint64_t>, Value> bufferDescriptor;
   std::optional<bool> alignmentOf(Value memref) const {
     if (auto a = dyn_cast<BlockArgument>(memref);
         a && a.getArgNumber() < aligned.size())
@@ -489,8 +504,8 @@ private:
   /// staged operands' blocks.
   bool planWgmma(DotOp d);
   LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
-  /// The matrix descriptor of a staged wgmma operand at byte `offset`
-  /// (i64) of its block, with the block's strides and swizzle mode.
+  /// The matrix descriptor of a staged wgmma operand `offset` 16-byte units
+  /// (i64) into its block, with the block's strides and swizzle mode.
   Value descriptor(OpBuilder &b, Location l, const Staged &st, Value offset,
                    int64_t lbo, int64_t sbo);
   /// Makes this thread's generic-proxy writes to shared memory (copies)
@@ -1770,10 +1785,12 @@ LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
 bool KernelLowering::stageable(LoadOp op) {
   RankedTensorType t = op.getType();
   Type et = t.getElementType();
-  // An fp8 tile is staged as its f16 image: loaded into registers,
-  // widened there and stored to shared memory.
-  bool widened = isFloat8(et);
-  if (!(et.isF16() || et.isBF16() || widened) || op.getMask() || op.getOther())
+  // An fp8 tile is staged as its f16 image (loaded into registers,
+  // widened there and stored to shared memory) or, for wgmma k32, as it
+  // is.
+  bool widened = widenedBlock(op);
+  if (!(et.isF16() || et.isBF16() || isFloat8(et)) || op.getMask() ||
+      op.getOther())
     return false;
   int64_t rank = t.getRank();
   if (rank < 2)
@@ -1782,17 +1799,13 @@ bool KernelLowering::stageable(LoadOp op) {
     if (t.getShape()[d] != 1)
       return false;
   int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
-  if (rows % 8 != 0 || cols % 8 != 0)
+  if (rows % 8 != 0 || cols * t.getElementTypeBitWidth() % 128 != 0)
     return false;
   // Every use of the tile is a dot operand, reached through unit-dimension
   // reshapes and transpositions (a loop-invariant operand may feed the
   // same product in several loops).
   SmallVector<Value> worklist{op.getResult()};
   if (widened) {
-    if (op.getResult().use_empty() ||
-        !llvm::all_of(op.getResult().getUsers(),
-                      [](Operation *u) { return widening(u); }))
-      return false;
     worklist.clear();
     for (Operation *u : op.getResult().getUsers())
       worklist.push_back(u->getResult(0));
@@ -1837,13 +1850,14 @@ void KernelLowering::copyToShared(OpBuilder &b, LoadOp op, IRMapping &map,
   RankedTensorType t = op.getType();
   int64_t rank = t.getRank();
   int64_t rows = t.getShape()[rank - 2], cols = t.getShape()[rank - 1];
-  constexpr int64_t vec = 8; // 16 bytes of 16-bit elements
+  int64_t bytes = t.getElementTypeBitWidth() / 8;
+  int64_t vec = 16 / bytes; // elements per 16-byte chunk
   int64_t perRow = cols / vec, total = rows * perRow, threads = warps * 32;
   // Atoms of `atom` columns, each rows x atom and swizzled on its own.
   int64_t atom = atomColumns.lookup(op);
   if (!atom)
     atom = cols;
-  Swizzle sw(atom);
+  Swizzle sw(atom, bytes);
   auto chunkOffset = [&](OpBuilder &ob, Value r, Value c) {
     return sw.blockOffset(ob, l, rows, cols, r, c);
   };
@@ -1986,7 +2000,7 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   // wgmma's swizzle follows the address bits: its blocks start on a
   // 1024-byte boundary.
   int64_t atom = atomColumns.lookup(op);
-  bool widened = isFloat8(t.getElementType());
+  bool widened = widenedBlock(op);
   Value buf = sharedBuffer(b, l, rows * cols,
                            widened ? b.getF16Type() : t.getElementType(),
                            atom ? 1024 : 16);
@@ -2024,7 +2038,7 @@ bool KernelLowering::keepsPendingStages(Operation *op) {
   if (!touchesTensors(op))
     return true;
   if (auto ld = dyn_cast<LoadOp>(op))
-    return stagedLoads.contains(op) && isFloat8(ld.getType().getElementType());
+    return stagedLoads.contains(op) && widenedBlock(ld);
   if (!(isa<ReshapeOp, TransOp, ConvertLayoutOp>(op) || widening(op)) ||
       !staged.count(op->getOperand(0)))
     return false;
@@ -2095,8 +2109,8 @@ void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
 
 bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
                                   SmallVector<Operation *> &slice) {
-  // An fp8 block goes through registers (to be widened) at its iteration.
-  if (op->getParentOp() != loop || isFloat8(op.getType().getElementType()))
+  // A widened fp8 block goes through registers at its iteration.
+  if (op->getParentOp() != loop || widenedBlock(op))
     return false;
   SetVector<Operation *> ops;
   SmallVector<Value> work(op.getOffsets().begin(), op.getOffsets().end());
@@ -2378,7 +2392,12 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   SmallVector<Value> inits;
   for (Value v : loop.getInitArgs())
     inits.push_back(map.lookup(v));
-  inits.push_back(cIndex(b, l, 0)); // the slot this iteration reads
+  // The slot this iteration reads, counted in 32 bits.
+  Type i32 = b.getI32Type();
+  auto c32 = [&](OpBuilder &ob, int64_t v) {
+    return arith::ConstantIntOp::create(ob, l, i32, v).getResult();
+  };
+  inits.push_back(c32(b, 0));
   // With TMA, the phase parity of the slot's mbarrier.
   if (anyTma)
     inits.push_back(arith::ConstantIntOp::create(b, l, b.getI1Type(), 0));
@@ -2390,7 +2409,8 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   OpBuilder ib = OpBuilder::atBlockEnd(nb);
   Value iv = nl.getInductionVar();
   unsigned carried = anyTma ? 2 : 1;
-  Value slot = nl.getRegionIterArgs()[inits.size() - carried];
+  Value slot32 = nl.getRegionIterArgs()[inits.size() - carried];
+  Value slot = arith::IndexCastUIOp::create(ib, l, b.getIndexType(), slot32);
   Value parity = anyTma ? nl.getRegionIterArgs().back() : Value();
   if (inFlight)
     asyncDots.insert(inFlight);
@@ -2410,13 +2430,13 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   gpu::BarrierOp::create(ib, l);
   // The copies run ring - 1 iterations ahead: slot + ring - 1, modulo
   // the slots.
-  Value ahead = arith::AddIOp::create(ib, l, slot, cIndex(ib, l, ring - 1));
+  Value ahead = arith::AddIOp::create(ib, l, slot32, c32(ib, ring - 1));
   Value wraps = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::uge, ahead,
-                                      cIndex(ib, l, slots));
+                                      c32(ib, slots));
   Value writeSlot = arith::SelectOp::create(
-      ib, l, wraps, arith::SubIOp::create(ib, l, ahead, cIndex(ib, l, slots)),
-      ahead);
-  issue(ib, ivAt(ib, iv, ring - 1), writeSlot);
+      ib, l, wraps, arith::SubIOp::create(ib, l, ahead, c32(ib, slots)), ahead);
+  issue(ib, ivAt(ib, iv, ring - 1),
+        arith::IndexCastUIOp::create(ib, l, b.getIndexType(), writeSlot));
   for (Pipe &p : pipes)
     staged[p.op.getResult()] = {
         p.buffer,
@@ -2433,10 +2453,10 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     return failure();
   auto yield = cast<scf::YieldOp>(nb->back());
   OpBuilder yb(yield);
-  Value next = arith::AddIOp::create(yb, l, slot, cIndex(yb, l, 1));
+  Value next = arith::AddIOp::create(yb, l, slot32, c32(yb, 1));
   Value wrap = arith::CmpIOp::create(yb, l, arith::CmpIPredicate::eq, next,
-                                     cIndex(yb, l, slots));
-  next = arith::SelectOp::create(yb, l, wrap, cIndex(yb, l, 0), next);
+                                     c32(yb, slots));
+  next = arith::SelectOp::create(yb, l, wrap, c32(yb, 0), next);
   yield->insertOperands(yield->getNumOperands(), ValueRange{next});
   if (anyTma)
     yield->insertOperands(
@@ -2610,14 +2630,15 @@ bool KernelLowering::planWgmma(DotOp d) {
   if (!warpgroupMma || warps % 4 != 0)
     return false;
   Type in = d.getLhs().getType().getElementType();
-  if (!(in.isF16() || in.isBF16()) ||
+  bool narrow = isFloat8(in);
+  if (!(in.isF16() || in.isBF16() || narrow) ||
       d.getRhs().getType().getElementType() != in)
     return false;
   auto mma = dyn_cast<MmaLayoutAttr>(getLayout(d.getType()));
   ArrayRef<int64_t> shape = d.getType().getShape();
   if (!mma || mma.getWarpsPerCTA() != ArrayRef<int64_t>{warps, 1} ||
       shape[0] % (16 * warps) != 0 || shape[1] % 8 != 0 || shape[1] > 256 ||
-      d.getLhs().getType().getShape()[1] % 16 != 0)
+      d.getLhs().getType().getShape()[1] % (narrow ? 32 : 16) != 0)
     return false;
   LoadOp a = stagedSource(d.getLhs()), bl = stagedSource(d.getRhs());
   // A may come from registers in the operand layout of the accumulator's
@@ -2627,12 +2648,30 @@ bool KernelLowering::planWgmma(DotOp d) {
   bool aRegisters = !a && al && al.getOpIdx() == 0 && al.getParent() == mma;
   if ((!a && !aRegisters) || !bl || a == bl)
     return false;
+  // fp8 operands: both from shared memory with K innermost (wgmma reads
+  // 8-bit operands K-major only).
+  auto transposes = [](Value v) {
+    int count = 0;
+    while (Operation *def = v.getDefiningOp()) {
+      if (isa<LoadOp>(def))
+        break;
+      count += isa<TransOp>(def);
+      v = def->getOperand(0);
+    }
+    return count;
+  };
+  if (narrow && (!a || transposes(d.getLhs()) % 2 != 0 ||
+                 transposes(d.getRhs()) % 2 != 1))
+    return false;
   // Atoms as wide as the hardware's swizzles allow: 128, 64 or 32 bytes.
   auto atomOf = [](LoadOp ld) -> int64_t {
     int64_t cols = ld.getType().getShape().back();
-    for (int64_t w : {64, 32, 16})
-      if (cols % w == 0)
-        return w;
+    // A widened fp8 block is staged as its f16 image.
+    int64_t bytes =
+        widenedBlock(ld) ? 2 : ld.getType().getElementTypeBitWidth() / 8;
+    for (int64_t w : {128, 64, 32})
+      if (cols * bytes % w == 0)
+        return w / bytes;
     return 0;
   };
   int64_t wa = a ? atomOf(a) : 0, wb = atomOf(bl);
@@ -2651,28 +2690,64 @@ Value KernelLowering::descriptor(OpBuilder &b, Location l, const Staged &st,
   auto c64 = [&](OpBuilder &ob, int64_t v) {
     return arith::ConstantIntOp::create(ob, l, i64, v).getResult();
   };
-  Value &address = bufferAddress[st.buffer];
-  if (!address) {
-    OpBuilder &e = *entry;
-    address = arith::IndexCastOp::create(
-        e, l, i64,
-        memref::ExtractAlignedPointerAsIndexOp::create(e, l, st.buffer));
-  }
-  Value at = arith::AddIOp::create(
-      b, l, address,
-      arith::MulIOp::create(
-          b, l, arith::IndexCastOp::create(b, l, i64, st.base), c64(b, 2)));
-  if (offset)
-    at = arith::AddIOp::create(b, l, at, offset);
   // Bits 0-13: address / 16 (18 bits of the shared window); 16-29: LBO /
   // 16; 32-45: SBO / 16; 62-63: swizzle (1: 128 bytes, 2: 64, 3: 32).
-  int64_t rowBytes = st.atom() * 2;
+  int64_t rowBytes = st.atom() * st.bytes();
   int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
   uint64_t fields = (uint64_t(mode) << 62) | (uint64_t(sbo / 16) << 32) |
                     (uint64_t(lbo / 16) << 16);
-  Value start = arith::AndIOp::create(
-      b, l, arith::ShRUIOp::create(b, l, at, c64(b, 4)), c64(b, 0x3FFF));
-  return arith::OrIOp::create(b, l, start, c64(b, int64_t(fields)));
+  // The buffer's descriptor once, in the entry block; offsets within it
+  // add to the address field, which never carries over (shared memory
+  // stays below the 256 KiB the field spans).
+  Value &start = bufferDescriptor[{st.buffer, fields}];
+  if (!start) {
+    OpBuilder &e = *entry;
+    Value address = arith::IndexCastOp::create(
+        e, l, i64,
+        memref::ExtractAlignedPointerAsIndexOp::create(e, l, st.buffer));
+    start = arith::OrIOp::create(
+        e, l,
+        arith::AndIOp::create(e, l,
+                              arith::ShRUIOp::create(e, l, address, c64(e, 4)),
+                              c64(e, 0x3FFF)),
+        c64(e, int64_t(fields)));
+  }
+  // The block's first element in 16-byte units: a slot of a ring is a
+  // constant multiple of the slot number.
+  Value units;
+  int64_t bytes = st.bytes();
+  APInt per;
+  auto mul = st.base.getDefiningOp<arith::MulIOp>();
+  if (matchPattern(st.base, m_Zero())) {
+  } else if (mul && matchPattern(mul.getRhs(), m_ConstantInt(&per)) &&
+             per.getSExtValue() * bytes % 16 == 0) {
+    int64_t step = per.getSExtValue() * bytes / 16;
+    // A 32-bit slot number multiplies in 32 bits.
+    auto narrow = mul.getLhs().getDefiningOp<arith::IndexCastUIOp>();
+    if (narrow && narrow.getIn().getType().isInteger(32))
+      units = arith::ExtUIOp::create(
+          b, l, i64,
+          arith::MulIOp::create(
+              b, l, narrow.getIn(),
+              arith::ConstantIntOp::create(b, l, b.getI32Type(), step)));
+    else
+      units = arith::MulIOp::create(
+          b, l, arith::IndexCastOp::create(b, l, i64, mul.getLhs()),
+          c64(b, step));
+  } else {
+    units = arith::DivUIOp::create(
+        b, l,
+        arith::MulIOp::create(b, l,
+                              arith::IndexCastOp::create(b, l, i64, st.base),
+                              c64(b, bytes)),
+        c64(b, 16));
+  }
+  Value at = start;
+  if (units)
+    at = arith::AddIOp::create(b, l, at, units);
+  if (offset)
+    at = arith::AddIOp::create(b, l, at, offset);
+  return at;
 }
 
 LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
@@ -2683,8 +2758,11 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
   auto mma = cast<MmaLayoutAttr>(getLayout(rt));
   auto [mr, nr] = getMmaRepetitions(mma, rt.getShape());
   int64_t n = rt.getShape()[1];
-  int64_t ks = op.getLhs().getType().getShape()[1] / 16;
   Type in = op.getLhs().getType().getElementType();
+  // K per instruction: 32 bytes of operands (k16 for 16-bit, k32 for
+  // fp8).
+  int64_t kInstr = isFloat8(in) ? 32 : 16;
+  int64_t ks = op.getLhs().getType().getShape()[1] / kInstr;
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
   auto stagedA = staged.find(op.getLhs());
   const Staged *sa = stagedA == staged.end() ? nullptr : &stagedA->second;
@@ -2700,26 +2778,26 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
     return (opIdx == 0) != st.transposed;
   };
   auto kStepBytes = [&](const Staged &st, unsigned opIdx, int64_t s) {
-    int64_t w = st.atom(), k = 16 * s;
+    int64_t w = st.atom(), k = kInstr * s, e = st.bytes();
     if (kMajor(st, opIdx))
-      return (k / w) * st.rows * w * 2 + (k % w) * 2;
-    return k * w * 2;
+      return (k / w) * st.rows * w * e + (k % w) * e;
+    return k * w * e;
   };
   // Bytes from the first stored M row or N column to row `mn` of it.
   auto mnBytes = [&](const Staged &st, unsigned opIdx, int64_t mn) {
-    int64_t w = st.atom();
+    int64_t w = st.atom(), e = st.bytes();
     if (kMajor(st, opIdx))
-      return mn * w * 2;
-    return (mn / w) * st.rows * w * 2;
+      return mn * w * e;
+    return (mn / w) * st.rows * w * e;
   };
   auto lboOf = [&](const Staged &st, unsigned opIdx) -> int64_t {
-    return kMajor(st, opIdx) ? 16 : st.rows * st.atom() * 2;
+    return kMajor(st, opIdx) ? 16 : st.rows * st.atom() * st.bytes();
   };
   // Warpgroup g of this thread holds rows 64 g + 16 warps i of repetition
   // i (warps along M).
   Value groupOffset;
   if (sa && warps > 4) {
-    int64_t perGroup = mnBytes(*sa, 0, 64);
+    int64_t perGroup = mnBytes(*sa, 0, 64) / 16; // in 16-byte units
     std::string key = "wgmma:group:" + std::to_string(perGroup);
     if (!entryValues.count(key)) {
       OpBuilder &e = *entry;
@@ -2729,10 +2807,12 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
     }
     groupOffset = entryValues[key];
   }
-  Value baseA =
-      sa ? descriptor(b, l, *sa, groupOffset, lboOf(*sa, 0), sa->atom() * 16)
-         : Value();
-  Value baseB = descriptor(b, l, sb, Value(), lboOf(sb, 1), sb.atom() * 16);
+  // SBO: eight stored rows.
+  Value baseA = sa ? descriptor(b, l, *sa, groupOffset, lboOf(*sa, 0),
+                                8 * sa->atom() * sa->bytes())
+                   : Value();
+  Value baseB =
+      descriptor(b, l, sb, Value(), lboOf(sb, 1), 8 * sb.atom() * sb.bytes());
   // The accumulator of repetition i: registers (i nr + j) 4 + e are field
   // 4 j + e of wgmma's m64nNk16 accumulator.
   auto accType =
@@ -2752,7 +2832,10 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
           b, l, st, vector::ExtractOp::create(b, l, accV, i * nr * 4 + f), f);
     acc.push_back(st);
   }
-  auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto type = in.isBF16()                 ? NVVM::WGMMATypes::bf16
+              : isa<Float8E4M3FNType>(in) ? NVVM::WGMMATypes::e4m3
+              : isa<Float8E5M2Type>(in)   ? NVVM::WGMMATypes::e5m2
+                                          : NVVM::WGMMATypes::f16;
   auto layoutA =
       !sa || kMajor(*sa, 0) ? NVVM::MMALayout::row : NVVM::MMALayout::col;
   auto layoutB = kMajor(sb, 1) ? NVVM::MMALayout::col : NVVM::MMALayout::row;
@@ -2789,7 +2872,7 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
       Value da = arith::AddIOp::create(b, l, baseA, c64(bytes / 16));
       acc[i] = NVVM::WgmmaMmaAsyncOp::create(
           b, l, accType, acc[i], da, db[s],
-          NVVM::MMAShapeAttr::get(ctx, 64, n, 16), type, type,
+          NVVM::MMAShapeAttr::get(ctx, 64, n, kInstr), type, type,
           NVVM::WGMMATypes::f32,
           fromZero && s == 0 ? NVVM::WGMMAScaleOut::zero
                              : NVVM::WGMMAScaleOut::one,
@@ -3514,6 +3597,19 @@ LogicalResult KernelLowering::run() {
       changed = true;
     }
   }
+  // fp8 operands reach this pass for wgmma k32 only (others are widened
+  // by tessera-widen-float8-dots).
+  WalkResult unplanned = body.walk([&](DotOp d) {
+    if (!isFloat8(d.getLhs().getType().getElementType()) ||
+        wgmmaDots.contains(d))
+      return WalkResult::advance();
+    d.emitOpError("has fp8 operands, which only wgmma reads, and cannot be "
+                  "lowered to wgmma (both operands staged in shared memory "
+                  "with K innermost, the warps along M)");
+    return WalkResult::interrupt();
+  });
+  if (unplanned.wasInterrupted())
+    return failure();
   // The largest tile one thread holds, in 32-bit registers (wgmma's
   // operands stay in shared memory).
   int64_t words = 0;
@@ -3594,7 +3690,7 @@ LogicalResult KernelLowering::run() {
         f && !enclosingLoop(f) && ring >= 2 && tensorCopyShape(ld) &&
         pipelineable(ld, f, slice))
       continue;
-    if (isFloat8(ld.getType().getElementType())) {
+    if (widenedBlock(ld)) {
       // Loaded into registers: the fp8 words (live until the stores widen
       // them) and an address per 16-byte load; the blocks are widened one
       // at a time, beside the largest f16 image.

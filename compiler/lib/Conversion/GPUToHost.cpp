@@ -826,27 +826,41 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
         auto st = cast<LLVM::LLVMStructType>(wg.getInouts().getType());
         NVVM::MMAShapeAttr shape = wg.getShape();
-        auto half = [](NVVM::WGMMATypes t) {
-          return t == NVVM::WGMMATypes::f16 || t == NVVM::WGMMATypes::bf16;
+        // Input formats as tessera_sim_wgmma numbers them, with their K.
+        auto format = [](NVVM::WGMMATypes t) -> std::pair<int64_t, int64_t> {
+          switch (t) {
+          case NVVM::WGMMATypes::f16:
+            return {0, 16};
+          case NVVM::WGMMATypes::bf16:
+            return {1, 16};
+          case NVVM::WGMMATypes::e4m3:
+            return {2, 32};
+          case NVVM::WGMMATypes::e5m2:
+            return {3, 32};
+          default:
+            return {-1, 0};
+          }
         };
         NVVM::WGMMATypes ta = wg.getTypeA(), tb = wg.getTypeB();
+        auto [fa, ka] = format(ta);
         bool f32Fields =
             llvm::all_of(st.getBody(), [](Type t) { return t.isF32(); });
-        if (shape.getM() != 64 || shape.getK() != 16 || !half(ta) || ta != tb ||
+        if (shape.getM() != 64 || fa < 0 || shape.getK() != ka || ta != tb ||
             wg.getTypeD() != NVVM::WGMMATypes::f32 || !f32Fields ||
             int64_t(st.getBody().size()) != shape.getN() / 2 ||
             wg.getScaleA() != NVVM::WGMMAScaleIn::one ||
             wg.getScaleB() != NVVM::WGMMAScaleIn::one)
           return op->emitOpError(
               "sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs "
-              "from shared memory and f32 accumulation only");
+              "and m64nNk32 with e4m3/e5m2 inputs, from shared memory, "
+              "with f32 accumulation only");
         bool scaleD = wg.getScaleD() == NVVM::WGMMAScaleOut::one;
         SmallVector<Value> accIn;
         for (int64_t i = 0; scaleD && i < int64_t(st.getBody().size()); ++i)
           accIn.push_back(
               LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
         int64_t config =
-            shape.getN() | (ta == NVVM::WGMMATypes::bf16 ? 1 << 10 : 0) |
+            shape.getN() | fa << 10 |
             (wg.getLayoutA() == NVVM::MMALayout::col ? 1 << 12 : 0) |
             (wg.getLayoutB() == NVVM::MMALayout::row ? 1 << 13 : 0) |
             (scaleD ? 1 << 14 : 0);

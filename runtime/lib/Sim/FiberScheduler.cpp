@@ -967,12 +967,12 @@ int64_t wgmmaOffset(uint64_t desc, int64_t mn, int64_t k, bool mnMajor,
   return a;
 }
 
-/// wgmma.mma_async m64nNk16 over one warpgroup (`lanes`: its 128
-/// threads), f32 accumulation. The accumulator fragments (PTX ISA,
-/// "Register Fragments" of wgmma .m64nNk16): warp w of the warpgroup,
-/// g = lane/4, t = lane%4, register i = 4j + e holds
-/// (16w + g + 8 (e/2), 8j + 2t + e%2). The sum runs over k in order, in
-/// f32, as the mma.sync emulation does.
+/// wgmma.mma_async m64nNk16 (16-bit inputs) or m64nNk32 (fp8 inputs) over
+/// one warpgroup (`lanes`: its 128 threads), f32 accumulation. The accumulator
+/// fragments (PTX ISA, "Register Fragments" of wgmma .m64nNk16): warp w of the
+/// warpgroup, g = lane/4, t = lane%4, register i = 4j + e holds (16w + g + 8
+/// (e/2), 8j + 2t + e%2). The sum runs over k in order, in f32, as the mma.sync
+/// emulation does.
 void runWgmma(Fiber *const *lanes) {
   Scheduler &s = *lanes[0]->sched;
   const BlockLaunch &l = *s.launch;
@@ -995,9 +995,15 @@ void runWgmma(Fiber *const *lanes) {
       return fail("threads of a warpgroup issued wgmma.mma_async with "
                   "different descriptors or shapes (thread " +
                   std::to_string(lanes[t]->tid) + ")");
-  if (n < 8 || n > 256 || n % 8 || format > 1)
-    return fail("unsupported wgmma.mma_async (N " + std::to_string(n) +
-                ", format " + std::to_string(format) + ")");
+  // Formats 0 f16, 1 bf16 (k16), 2 e4m3, 3 e5m2 (k32, both operands from
+  // shared memory).
+  const int64_t kDim = format >= 2 ? 32 : 16, bytes = format >= 2 ? 1 : 2;
+  if (n < 8 || n > 256 || n % 8 ||
+      (format >= 2 && (registerA || transA || transB)))
+    return fail(
+        "unsupported wgmma.mma_async (N " + std::to_string(n) + ", format " +
+        std::to_string(format) +
+        (format >= 2 ? ", fp8 operands K-major in shared memory only)" : ")"));
   if (!l.arena)
     return fail("wgmma.mma_async without shared memory");
   const uint64_t arena = reinterpret_cast<uintptr_t>(l.arena);
@@ -1016,7 +1022,16 @@ void runWgmma(Fiber *const *lanes) {
     latest[chain] = product;
   }
   auto value = [&](uint16_t bits) {
-    return format == 0 ? f16BitsToF32(bits) : bf16BitsToF32(bits);
+    switch (format) {
+    case 0:
+      return f16BitsToF32(bits);
+    case 1:
+      return bf16BitsToF32(bits);
+    case 2:
+      return f8E4M3BitsToF32(uint8_t(bits));
+    default:
+      return f8E5M2BitsToF32(uint8_t(bits));
+    }
   };
   std::vector<uint64_t> tmaChecked;
   // Operand element (mn, k), its read reported to the race checker as by
@@ -1024,19 +1039,19 @@ void runWgmma(Fiber *const *lanes) {
   auto load = [&](uint64_t desc, int64_t mn, int64_t k, bool mnMajor,
                   float &out) {
     std::string why;
-    int64_t off = wgmmaOffset(desc, mn, k, mnMajor, 2, arena, why);
+    int64_t off = wgmmaOffset(desc, mn, k, mnMajor, bytes, arena, why);
     if (off < 0) {
       fail("wgmma.mma_async operand with " + why);
       return false;
     }
-    if (off + 2 > l.arenaBytes) {
+    if (off + bytes > l.arenaBytes) {
       fail("wgmma.mma_async operand read at shared offset " +
            std::to_string(off) + ", beyond the " +
            std::to_string(l.arenaBytes) + "-byte arena");
       return false;
     }
     const auto *p = static_cast<const unsigned char *>(l.arena) + off;
-    for (int64_t b = off; b < off + 2; ++b)
+    for (int64_t b = off; b < off + bytes; ++b)
       s.wgmmaReads[size_t(b)] = (uint64_t(product) << 8) | (group + 1);
     // Bytes a TMA copy wrote: every thread of the warpgroup must have
     // waited for the copy's mbarrier phase (checked once per phase).
@@ -1051,13 +1066,14 @@ void runWgmma(Fiber *const *lanes) {
     int64_t ctx;
     const Fiber *first = lanes[0];
     std::memcpy(&ctx, &first, sizeof ctx);
-    tessera_sim_access(ctx, int64_t(uintptr_t(p)), 2, 0, lanes[0]->syncSite);
-    uint16_t bits;
-    std::memcpy(&bits, p, sizeof bits);
+    tessera_sim_access(ctx, int64_t(uintptr_t(p)), bytes, 0,
+                       lanes[0]->syncSite);
+    uint16_t bits = 0;
+    std::memcpy(&bits, p, size_t(bytes));
     out = value(bits);
     return true;
   };
-  float A[64][16], B[16][256];
+  float A[64][32], B[32][256];
   if (registerA) {
     // Each thread's 8 elements of A (its 4 words at `descA`): warp w,
     // g = lane/4, t = lane%4; element h at (16w + g + 8 (h/2 % 2),
@@ -1071,11 +1087,11 @@ void runWgmma(Fiber *const *lanes) {
     }
   } else {
     for (int64_t m = 0; m < 64; ++m)
-      for (int64_t k = 0; k < 16; ++k)
+      for (int64_t k = 0; k < kDim; ++k)
         if (!load(descA, m, k, transA, A[m][k]))
           return;
   }
-  for (int64_t k = 0; k < 16; ++k)
+  for (int64_t k = 0; k < kDim; ++k)
     for (int64_t j = 0; j < n; ++j)
       if (!load(descB, j, k, transB, B[k][j]))
         return;
@@ -1087,7 +1103,7 @@ void runWgmma(Fiber *const *lanes) {
       int64_t j = i / 4, e = i % 4;
       int64_t row = 16 * w + g + 8 * (e / 2), col = 8 * j + 2 * q + e % 2;
       float sum = scaleD ? d[i] : 0.0f;
-      for (int64_t k = 0; k < 16; ++k)
+      for (int64_t k = 0; k < kDim; ++k)
         sum += A[row][k] * B[k][col];
       d[i] = sum;
     }

@@ -113,9 +113,9 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
 }
 
 /// A kernel family and the precision policy it is compiled with (f16,
-/// bf16 and fp8 (widened to f16 in the register lowering; fp8 mma.sync on
-/// sm_89+ otherwise), and f32 under "tf32", run the GEMM dots on tensor
-/// cores).
+/// bf16 and fp8 (widened to f16 in the register lowering unless both
+/// operands have K innermost on sm_90a, where wgmma k32 reads them), and f32
+/// under "tf32", run the GEMM dots on tensor cores).
 struct ArtifactCase {
   const char *family;
   const char *precision;
@@ -123,6 +123,8 @@ struct ArtifactCase {
   /// runtime compiles for contiguous tensors: tile loads go through the
   /// alignment-versioned cp.async copies).
   bool contiguous = false;
+  /// Bool parameters set in every configuration ("NAME": true).
+  const char *flag = nullptr;
 };
 
 class GpuArtifacts : public ::testing::TestWithParam<ArtifactCase> {};
@@ -143,6 +145,8 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
         for (const ParamInfo &p : k->params)
           if (p.kind == ParamKind::Tensor)
             spec.unitStrideTensors.push_back(p.name);
+      if (GetParam().flag)
+        spec.constants[GetParam().flag] = ConstValue::boolean(true);
       for (const char *arch : {"sm_80", "sm_90a"}) {
         driver::GpuEmitOptions opts;
         opts.arch = arch;
@@ -194,6 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "fp16@accum(fp32)", true},
         ArtifactCase{"gemm", "tf32", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
+        ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},
         ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"},
         ArtifactCase{"attention", "fp16", true}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
@@ -202,6 +207,8 @@ INSTANTIATE_TEST_SUITE_P(
         name += "_" + std::string(info.param.precision).substr(0, 4);
       if (info.param.contiguous)
         name += "_contiguous";
+      if (info.param.flag)
+        name += std::string("_") + info.param.flag;
       return name;
     });
 

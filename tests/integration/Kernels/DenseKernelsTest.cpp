@@ -307,6 +307,9 @@ std::shared_ptr<Kernel> configuredGemm(const std::string &precision,
 void expectStoredGemm(const std::shared_ptr<Kernel> &kernel, DType dt, bool ta,
                       bool tb, int64_t m, int64_t n, int64_t k, double alpha,
                       double beta, uint64_t seed, const std::string &what) {
+  SCOPED_TRACE(what + (ta ? ", TRANS_A" : "") + (tb ? ", TRANS_B" : "") + ", " +
+               std::to_string(m) + "x" + std::to_string(n) + "x" +
+               std::to_string(k));
   HostTensor a =
       ta ? HostTensor::empty({k, m}, dt) : HostTensor::empty({m, k}, dt);
   HostTensor b =
@@ -319,9 +322,7 @@ void expectStoredGemm(const std::shared_ptr<Kernel> &kernel, DType dt, bool ta,
   ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b, expected,
             alpha, beta);
   ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(alpha), Arg(beta)});
-  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k))
-      << what << (ta ? ", TRANS_A" : "") << (tb ? ", TRANS_B" : "") << ", " << m
-      << "x" << n << "x" << k;
+  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k));
 }
 
 // On sm_90a (the sim's target) tiles whose rows fill every warp take

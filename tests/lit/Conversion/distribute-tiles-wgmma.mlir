@@ -40,7 +40,8 @@
 // CHECK: nvgpu.tma.async.load %[[TB]][%c0, %c0], %[[BARS]][%c0] to %{{.*}}, predicate = %[[GO]]
 // CHECK: nvgpu.tma.async.load %[[TB]][%c64, %c0], %[[BARS]][%c0] to %{{.*}}, predicate = %[[GO]]
 // CHECK-NOT: nvgpu.device_async_copy
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[SLOT:.*]] = %c0, %[[PARITY:.*]] = %false)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[SLOT32:.*]] = %c0_i32, %[[PARITY:.*]] = %false)
+// CHECK-NEXT: %[[SLOT:.*]] = arith.index_castui %[[SLOT32]] : i32 to index
 // CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[BARS]][%[[SLOT]]], %[[PARITY]], %{{.*}}
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%[[NEXT:.*]]], %c12288
@@ -54,7 +55,7 @@
 // CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: %[[WRAP:.*]] = arith.cmpi eq, %{{.*}}, %c3 : index
+// CHECK: %[[WRAP:.*]] = arith.cmpi eq, %{{.*}}, %c3_i32 : i32
 // CHECK: %[[FLIP:.*]] = arith.xori %[[PARITY]], %[[WRAP]] : i1
 // CHECK: scf.yield {{.*}}, %[[FLIP]] :
 // CHECK-NOT: nvgpu.device_async_wait
@@ -338,6 +339,50 @@ func.func @gemm_fp8(%a: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> {tile.a
     %y = tile.load %b[%k0, %c0] : memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> -> tensor<32x128xf8E4M3FN>
     %y16 = arith.extf %y : tensor<32x128xf8E4M3FN> to tensor<32x128xf16>
     %d = tile.dot %x16, %y16, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// fp8 operands that both have K innermost (A [M, K], B [N, K] transposed;
+// tessera-widen-float8-dots keeps them) are staged as they are: TMA boxes
+// of 64 bytes per row with the 64-byte swizzle, and wgmma k32 reads them
+// K-major (LBO 16, SBO eight 64-byte rows, mode 2), two products per
+// 64-deep K step. Nothing goes through registers: the estimate is the
+// accumulator's.
+// CHECK-LABEL: gpu.func @gemm_fp8_k_major
+// CHECK-SAME: tile.register_estimate = 128
+// CHECK-SAME: tile.shared_bytes = 36864
+// CHECK-SAME: tile.tensor_maps = [{box = array<i64: 64, 64>, source = 0 : i64, swizzle = 64 : i64}, {box = array<i64: 128, 64>, source = 1 : i64, swizzle = 64 : i64}]
+// CHECK-DAG: arith.constant -9223371899415756800 : i64
+// CHECK-DAG: memref.view %{{.*}} to memref<12288xf8E5M2, #gpu.address_space<workgroup>>
+// CHECK-DAG: memref.view %{{.*}} to memref<24576xf8E5M2, #gpu.address_space<workgroup>>
+// CHECK-NOT: arith.extf
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c12288
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e5m2>, <one>, <row>], B[<e5m2>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CPASYNC-LABEL: gpu.func @gemm_fp8_k_major
+// CPASYNC: scf.for
+// CPASYNC-COUNT-2: nvgpu.device_async_copy {{.*}} : memref<?x?xf8E5M2, {{.*}}> to memref<12288xf8E5M2, #gpu.address_space<workgroup>>
+// CPASYNC-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<?x?xf8E5M2, {{.*}}> to memref<24576xf8E5M2, #gpu.address_space<workgroup>>
+// CPASYNC-COUNT-2: nvvm.wgmma.mma_async {{.*}} k = 32
+func.func @gemm_fp8_k_major(%a: memref<?x?xf8E5M2, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf8E5M2, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c64 = arith.constant 64 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c64 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf8E5M2, strided<[?, 1], offset: ?>> -> tensor<64x64xf8E5M2>
+    %y = tile.load %b[%c0, %k0] : memref<?x?xf8E5M2, strided<[?, 1], offset: ?>> -> tensor<128x64xf8E5M2>
+    %yt = tile.trans %y [1, 0] : tensor<128x64xf8E5M2> -> tensor<64x128xf8E5M2>
+    %d = tile.dot %x, %yt, %acc0 : tensor<64x64xf8E5M2>, tensor<64x128xf8E5M2> -> tensor<64x128xf32>
     scf.yield %d : tensor<64x128xf32>
   }
   tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>

@@ -2,7 +2,7 @@
 
 // A warpgroup product the simulator does not emulate (tf32 inputs, K = 8)
 // is refused with the forms it supports, never run wrong.
-// CHECK: error: 'nvvm.wgmma.mma_async' op sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs from shared memory and f32 accumulation only
+// CHECK: error: 'nvvm.wgmma.mma_async' op sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs and m64nNk32 with e4m3/e5m2 inputs, from shared memory, with f32 accumulation only
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 gpu.module @m {
   gpu.func @k() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {

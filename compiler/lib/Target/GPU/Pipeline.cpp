@@ -106,8 +106,10 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
             "tessera-prefetch-tile-loads,"
             "tessera-narrow-index-loops),canonicalize,cse,"
             "tessera-lower-tile-atomics,"
-            "func.func(tessera-widen-float8-dots,"
-            "tessera-assign-layouts{warpgroup-mma=" +
+            "func.func(tessera-widen-float8-dots{warpgroup-mma=" +
+                wgmma +
+                "},"
+                "tessera-assign-layouts{warpgroup-mma=" +
                 wgmma +
                 "},"
                 "tessera-remove-layout-conversions),"

@@ -75,7 +75,7 @@ func.func @operand_index(%x: tensor<64x64xf16, #bad>) {
 
 // fp8 operands are widened to f16 first (tessera-widen-float8-dots).
 func.func @dot_fp8(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>, %c: tensor<64x64xf32>) attributes {tile.kernel} {
-  // expected-error @+1 {{has fp8 operands: tessera-widen-float8-dots makes them f16 before layouts are assigned}}
+  // expected-error @+1 {{has fp8 operands that no tensor-core product takes: tessera-widen-float8-dots makes them f16 before layouts are assigned}}
   %d = tile.dot %a, %b, %c : tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN> -> tensor<64x64xf32>
   return
 }

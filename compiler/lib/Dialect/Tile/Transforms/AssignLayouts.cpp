@@ -248,18 +248,20 @@ struct AssignLayoutsPass
       f.emitError() << "has no register lowering: " << why;
       return signalPassFailure();
     }
+    int64_t warps = 4, cap = 16;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
+      warps = a.getInt();
     WalkResult narrow = f.walk([&](DotOp d) {
-      if (!isFloat8(d.getLhs().getType().getElementType()))
+      if (!isFloat8(d.getLhs().getType().getElementType()) ||
+          (warpgroupMma && keepsFloat8Operands(d, warps)))
         return WalkResult::advance();
-      d.emitOpError("has fp8 operands: tessera-widen-float8-dots makes them "
-                    "f16 before layouts are assigned");
+      d.emitOpError("has fp8 operands that no tensor-core product takes: "
+                    "tessera-widen-float8-dots makes them f16 before layouts "
+                    "are assigned");
       return WalkResult::interrupt();
     });
     if (narrow.wasInterrupted())
       return signalPassFailure();
-    int64_t warps = 4, cap = 16;
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
     if (auto a = f->getAttrOfType<IntegerAttr>("tile.vector_width"))
       cap = std::max<int64_t>(1, a.getInt());
 

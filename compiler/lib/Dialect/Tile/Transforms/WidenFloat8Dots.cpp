@@ -1,13 +1,15 @@
 //===- WidenFloat8Dots.cpp - fp8 dot operands as f16 ----------------------===//
 //
 // The register lowering's tensor-core products take 16-bit operands: fp8
-// operands are extended to f16 (exactly) where they are defined.
+// operands are extended to f16 (exactly) where they are defined, except
+// those sm_90a's wgmma k32 reads as they are (keepsFloat8Operands).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::tessera::tile {
 #define GEN_PASS_DEF_WIDENFLOAT8DOTSPASS
@@ -44,10 +46,41 @@ void widen(OpOperand &use) {
   }
 }
 
+/// The load `operand` comes from through unit reshapes and transpositions
+/// of one use each, with the number of transpositions; null when it comes
+/// from elsewhere, or the block has other uses, a mask or padding.
+std::pair<LoadOp, int> soleLoad(Value operand) {
+  int transposes = 0;
+  Value v = operand;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!v.hasOneUse())
+      return {};
+    if (auto ld = dyn_cast<LoadOp>(def)) {
+      if (ld.getMask() || ld.getOther())
+        return {};
+      return {ld, transposes};
+    }
+    if (isa<TransOp>(def))
+      ++transposes;
+    else if (!isa<ReshapeOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
 struct WidenFloat8DotsPass
     : mlir::tessera::tile::impl::WidenFloat8DotsPassBase<WidenFloat8DotsPass> {
+  using WidenFloat8DotsPassBase::WidenFloat8DotsPassBase;
+
   void runOnOperation() override {
-    getOperation().walk([](DotOp d) {
+    func::FuncOp f = getOperation();
+    int64_t warps = 4;
+    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
+      warps = a.getInt();
+    f.walk([&](DotOp d) {
+      if (warpgroupMma && keepsFloat8Operands(d, warps))
+        return;
       for (OpOperand *operand : {&d.getLhsMutable(), &d.getRhsMutable()})
         if (isFloat8(cast<RankedTensorType>(operand->get().getType())
                          .getElementType()))
@@ -57,3 +90,28 @@ struct WidenFloat8DotsPass
 };
 
 } // namespace
+
+bool mlir::tessera::tile::keepsFloat8Operands(DotOp d, int64_t warps) {
+  Type in = d.getLhs().getType().getElementType();
+  if (!isFloat8(in) || d.getRhs().getType().getElementType() != in ||
+      !d.getType().getElementType().isF32())
+    return false;
+  ArrayRef<int64_t> shape = d.getType().getShape();
+  int64_t k = d.getLhs().getType().getShape()[1];
+  if (warps % 4 != 0 || shape[0] % (16 * warps) != 0 || shape[1] % 8 != 0 ||
+      shape[1] > 256 || k % 32 != 0)
+    return false;
+  // Both blocks as stored have K innermost and whole 8-row groups.
+  auto kInner = [&](std::pair<LoadOp, int> src, int transposes) {
+    auto [ld, t] = src;
+    if (!ld || t != transposes)
+      return false;
+    ArrayRef<int64_t> block = ld.getType().getShape();
+    int64_t rank = block.size();
+    for (int64_t i = 0; i + 2 < rank; ++i)
+      if (block[i] != 1)
+        return false;
+    return rank >= 2 && block[rank - 1] == k && block[rank - 2] % 8 == 0;
+  };
+  return kInner(soleLoad(d.getLhs()), 0) && kInner(soleLoad(d.getRhs()), 1);
+}

@@ -17,6 +17,13 @@ namespace mlir::tessera::tile {
 /// operation that does not.
 bool canAssignLayouts(func::FuncOp kernel, std::string *why = nullptr);
 
+/// Whether sm_90a's wgmma takes the fp8 operands of `d` as they are: both
+/// operands of one fp8 format, each a load with K innermost (A a [M, K]
+/// block, B a [N, K] block transposed, through unit reshapes) of no other
+/// use and without mask, K a multiple of 32, and a product that lays its
+/// `warps` warps along M (wgmma's warp grid, see tessera-assign-layouts).
+bool keepsFloat8Operands(DotOp d, int64_t warps);
+
 #define GEN_PASS_REGISTRATION
 #include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
 

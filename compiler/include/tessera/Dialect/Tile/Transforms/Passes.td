@@ -65,7 +65,17 @@ def WidenFloat8DotsPass
     %b16 = arith.extf %b : tensor<32x64xf8E4M3FN> to tensor<32x64xf16>
     %d = tile.dot %a16, %b16, %c : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
     ```
+
+    With `warpgroup-mma` (sm_90a) a dot that `keepsFloat8Operands` accepts
+    keeps its fp8 operands: both blocks are loaded with K innermost (A as
+    [M, K], B as [N, K] and transposed), and `wgmma` k32 reads them as
+    they are, at twice the f16 rate.
   }];
+  let options = [
+    Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
+           "Keep the fp8 operands of products wgmma takes as they are "
+           "(sm_90a)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
