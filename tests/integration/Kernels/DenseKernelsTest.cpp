@@ -353,15 +353,21 @@ TEST(GemmEdge, WarpgroupConfigurations) {
         }
 }
 
-// fp8 operands widen to f16 as they are staged in shared memory (the
-// register lowering's tensor-core path, wgmma on sm_90a): both formats,
-// both operand orders, block configurations on one and two warpgroups,
-// aligned and unaligned rows. The products are exact in f32, so the f32
-// GEMM tolerance applies.
-TEST(GemmEdge, F8OperandsWidenedOnTensorCores) {
+// fp8 operands on tensor cores: widened to f16 as they are staged in
+// shared memory, or, on sm_90a (the sim's target) with both operands K
+// innermost (TRANS_B without TRANS_A), read as they are by wgmma k32
+// from the 32-, 64- and 128-byte swizzles of BLOCK_K 32, 64 and 128. Both
+// formats, both operand orders, block configurations on two warps and on
+// one and two warpgroups, aligned and unaligned rows. The products are
+// exact in f32 and the sim sums them in f32, so the f32 GEMM tolerance
+// applies.
+TEST(GemmEdge, F8OperandsOnTensorCores) {
   for (DType dt : {DType::F8E4M3, DType::F8E5M2})
     for (GemmConfig cfg : std::vector<GemmConfig>{
-             {64, 64, 32, 4, 3}, {128, 128, 64, 8, 2}, {64, 32, 32, 2, 3}})
+             {64, 64, 32, 4, 3},
+             {128, 128, 64, 8, 2},
+             {64, 32, 32, 2, 3},
+             {64, 64, 128, 4, 2}})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
           std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
