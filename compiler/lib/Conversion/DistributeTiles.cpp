@@ -500,12 +500,15 @@ private:
   /// The dots that read the block `op` stages.
   SmallVector<DotOp> dotsReading(LoadOp op);
   /// Whether `d` lowers to wgmma: 16-bit operands, B staged and A staged
-  /// or in registers, every warp along M; records the atom width of its
-  /// staged operands' blocks.
+  /// or in registers, or fp8 operands both staged with K innermost; every
+  /// warp along M. Records the atom width of its staged operands' blocks.
   bool planWgmma(DotOp d);
   LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
   /// The matrix descriptor of a staged wgmma operand `offset` 16-byte units
   /// (i64) into its block, with the block's strides and swizzle mode.
+  /// The offset of staged block `st` in its buffer, in 16-byte units
+  /// (i64); null when it starts the buffer.
+  Value blockUnits(OpBuilder &b, Location l, const Staged &st);
   Value descriptor(OpBuilder &b, Location l, const Staged &st, Value offset,
                    int64_t lbo, int64_t sbo);
   /// Makes this thread's generic-proxy writes to shared memory (copies)
@@ -2712,42 +2715,44 @@ Value KernelLowering::descriptor(OpBuilder &b, Location l, const Staged &st,
                               c64(e, 0x3FFF)),
         c64(e, int64_t(fields)));
   }
-  // The block's first element in 16-byte units: a slot of a ring is a
-  // constant multiple of the slot number.
-  Value units;
-  int64_t bytes = st.bytes();
-  APInt per;
-  auto mul = st.base.getDefiningOp<arith::MulIOp>();
-  if (matchPattern(st.base, m_Zero())) {
-  } else if (mul && matchPattern(mul.getRhs(), m_ConstantInt(&per)) &&
-             per.getSExtValue() * bytes % 16 == 0) {
-    int64_t step = per.getSExtValue() * bytes / 16;
-    // A 32-bit slot number multiplies in 32 bits.
-    auto narrow = mul.getLhs().getDefiningOp<arith::IndexCastUIOp>();
-    if (narrow && narrow.getIn().getType().isInteger(32))
-      units = arith::ExtUIOp::create(
-          b, l, i64,
-          arith::MulIOp::create(
-              b, l, narrow.getIn(),
-              arith::ConstantIntOp::create(b, l, b.getI32Type(), step)));
-    else
-      units = arith::MulIOp::create(
-          b, l, arith::IndexCastOp::create(b, l, i64, mul.getLhs()),
-          c64(b, step));
-  } else {
-    units = arith::DivUIOp::create(
-        b, l,
-        arith::MulIOp::create(b, l,
-                              arith::IndexCastOp::create(b, l, i64, st.base),
-                              c64(b, bytes)),
-        c64(b, 16));
-  }
   Value at = start;
-  if (units)
+  if (Value units = blockUnits(b, l, st))
     at = arith::AddIOp::create(b, l, at, units);
   if (offset)
     at = arith::AddIOp::create(b, l, at, offset);
   return at;
+}
+
+Value KernelLowering::blockUnits(OpBuilder &b, Location l, const Staged &st) {
+  if (matchPattern(st.base, m_Zero()))
+    return {};
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, l, i64, v).getResult();
+  };
+  int64_t bytes = st.bytes();
+  // A slot of a ring is a constant multiple of the slot number.
+  APInt per;
+  auto mul = st.base.getDefiningOp<arith::MulIOp>();
+  if (mul && matchPattern(mul.getRhs(), m_ConstantInt(&per)) &&
+      per.getSExtValue() * bytes % 16 == 0) {
+    int64_t step = per.getSExtValue() * bytes / 16;
+    // A 32-bit slot number multiplies in 32 bits.
+    auto narrow = mul.getLhs().getDefiningOp<arith::IndexCastUIOp>();
+    if (narrow && narrow.getIn().getType().isInteger(32))
+      return arith::ExtUIOp::create(
+          b, l, i64,
+          arith::MulIOp::create(
+              b, l, narrow.getIn(),
+              arith::ConstantIntOp::create(b, l, b.getI32Type(), step)));
+    return arith::MulIOp::create(
+        b, l, arith::IndexCastOp::create(b, l, i64, mul.getLhs()), c64(step));
+  }
+  return arith::DivUIOp::create(
+      b, l,
+      arith::MulIOp::create(
+          b, l, arith::IndexCastOp::create(b, l, i64, st.base), c64(bytes)),
+      c64(16));
 }
 
 LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,

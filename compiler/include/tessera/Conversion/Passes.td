@@ -240,7 +240,14 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       tensor maps only; NVVM's `wgmma.mma_async` has no register-A form,
       which is therefore inline PTX marked `tile.wgmma` (the instruction
       packed for the sim's lowering). A zero accumulator is not moved into
-      registers: the first K step ignores it (scale-d 0). With
+      registers: the first K step ignores it (scale-d 0). fp8 operands
+      that tessera-widen-float8-dots leaves as they are (both K innermost)
+      issue `wgmma.mma_async` m64nNk32 on both blocks as copied, in atoms
+      of at most 128 bytes (wgmma reads 8-bit operands K-major only); a
+      widened fp8 block (its uses all `arith.extf` to f16) is loaded into
+      registers, widened there and stored into its swizzled block each
+      time, never copied ahead. An fp8 dot that cannot become wgmma is an
+      error. With
       `tensor-copies` as well, the pipelined copies of those operands in a
       loop that no other loop encloses go
       through the tensor memory accelerator instead of `cp.async`: one
