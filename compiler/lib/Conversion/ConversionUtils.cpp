@@ -390,3 +390,28 @@ Value mlir::tessera::callF32Intrinsic(OpBuilder &b, Location l, StringRef name,
   Value r = vector::FromElementsOp::create(b, l, flat, results);
   return vector::ShapeCastOp::create(b, l, vt, r);
 }
+
+std::optional<int64_t> mlir::tessera::simWgmmaConfig(NVVM::WGMMATypes in,
+                                                     int64_t n, bool transA,
+                                                     bool transB, bool scaleD,
+                                                     bool registerA) {
+  int64_t format;
+  switch (in) {
+  case NVVM::WGMMATypes::f16:
+    format = 0;
+    break;
+  case NVVM::WGMMATypes::bf16:
+    format = 1;
+    break;
+  case NVVM::WGMMATypes::e4m3:
+    format = 2;
+    break;
+  case NVVM::WGMMATypes::e5m2:
+    format = 3;
+    break;
+  default:
+    return std::nullopt;
+  }
+  return n | format << 10 | int64_t(transA) << 12 | int64_t(transB) << 13 |
+         int64_t(scaleD) << 14 | int64_t(registerA) << 15;
+}

@@ -7,6 +7,7 @@
 #ifndef TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
 #define TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
@@ -93,6 +94,14 @@ bool knownNonNegative(Value v, unsigned depth = 0);
 /// The largest of `want`, want/2, ... (at least `least`) that divides
 /// `extent`; 0 when none does.
 int64_t fittingTile(int64_t extent, int64_t want, int64_t least);
+
+/// A wgmma.mma_async as the sim's tessera_sim_wgmma reads it
+/// (runtime/lib/Sim/FiberScheduler.h), less its accumulator chain: N,
+/// the input format, A or B MN-major (transposed), scale-d, A from
+/// registers. None for inputs the sim does not emulate.
+std::optional<int64_t> simWgmmaConfig(NVVM::WGMMATypes in, int64_t n,
+                                      bool transA, bool transB, bool scaleD,
+                                      bool registerA);
 
 } // namespace mlir::tessera
 

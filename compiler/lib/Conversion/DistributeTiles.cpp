@@ -112,8 +112,8 @@ bool touchesTensors(Operation *op) {
 /// A; `descB`: B's matrix descriptor; `acc`: the N/2 f32 accumulators (a
 /// struct), tied to the results; `scaleD` false: D = A B, the
 /// accumulators ignored. The op carries `tile.wgmma`, the
-/// instruction packed as the sim's tessera_sim_wgmma reads it (bits 0-9 N,
-/// 10 bf16, 13 B transposed, 14 scale-d), for the sim lowering.
+/// instruction packed as the sim's tessera_sim_wgmma reads it
+/// (simWgmmaConfig), for the sim lowering.
 Value registerWgmma(OpBuilder &b, Location l, Type accType, Value acc,
                     ArrayRef<Value> words, Value descB, int64_t n, bool bf16,
                     bool transB, bool scaleD) {
@@ -146,9 +146,10 @@ Value registerWgmma(OpBuilder &b, Location l, Type accType, Value acc,
       /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
-  op->setAttr("tile.wgmma", b.getI64IntegerAttr(n | (bf16 ? 1 << 10 : 0) |
-                                                (transB ? 1 << 13 : 0) |
-                                                (scaleD ? 1 << 14 : 0)));
+  op->setAttr("tile.wgmma",
+              b.getI64IntegerAttr(*tessera::simWgmmaConfig(
+                  bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16, n,
+                  /*transA=*/false, transB, scaleD, /*registerA=*/true)));
   return op.getResult(0);
 }
 
@@ -504,11 +505,11 @@ private:
   /// warp along M. Records the atom width of its staged operands' blocks.
   bool planWgmma(DotOp d);
   LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
-  /// The matrix descriptor of a staged wgmma operand `offset` 16-byte units
-  /// (i64) into its block, with the block's strides and swizzle mode.
   /// The offset of staged block `st` in its buffer, in 16-byte units
   /// (i64); null when it starts the buffer.
   Value blockUnits(OpBuilder &b, Location l, const Staged &st);
+  /// The matrix descriptor of a staged wgmma operand `offset` 16-byte units
+  /// (i64) into its block, with the block's strides and swizzle mode.
   Value descriptor(OpBuilder &b, Location l, const Staged &st, Value offset,
                    int64_t lbo, int64_t sbo);
   /// Makes this thread's generic-proxy writes to shared memory (copies)
@@ -555,8 +556,8 @@ private:
   void flushPendingStages(OpBuilder &b, Location l);
   LogicalResult lowerPipelinedLoop(scf::ForOp loop, ArrayRef<LoadOp> loads,
                                    OpBuilder &b, IRMapping &map);
-  /// Whether `loop` can copy `op`'s block ahead: not an fp8 block (widened
-  /// in registers at its own iteration), and its offsets, in `loop`'s
+  /// Whether `loop` can copy `op`'s block ahead: not a widened fp8 block
+  /// (widened in registers at its own iteration), and its offsets, in `loop`'s
   /// body, depend only on the induction variable and values from outside
   /// the loop (`slice`: the body's operations that compute them, in
   /// order).
@@ -1808,11 +1809,10 @@ bool KernelLowering::stageable(LoadOp op) {
   // reshapes and transpositions (a loop-invariant operand may feed the
   // same product in several loops).
   SmallVector<Value> worklist{op.getResult()};
-  if (widened) {
-    worklist.clear();
-    for (Operation *u : op.getResult().getUsers())
-      worklist.push_back(u->getResult(0));
-  }
+  if (widened)
+    worklist = llvm::map_to_vector(
+        op.getResult().getUsers(),
+        [](Operation *u) -> Value { return u->getResult(0); });
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     if (v.use_empty())
@@ -2630,7 +2630,7 @@ LoadOp KernelLowering::stagedSource(Value operand) {
 }
 
 bool KernelLowering::planWgmma(DotOp d) {
-  if (!warpgroupMma || warps % 4 != 0)
+  if (!warpgroupMma)
     return false;
   Type in = d.getLhs().getType().getElementType();
   bool narrow = isFloat8(in);
@@ -2640,7 +2640,7 @@ bool KernelLowering::planWgmma(DotOp d) {
   auto mma = dyn_cast<MmaLayoutAttr>(getLayout(d.getType()));
   ArrayRef<int64_t> shape = d.getType().getShape();
   if (!mma || mma.getWarpsPerCTA() != ArrayRef<int64_t>{warps, 1} ||
-      shape[0] % (16 * warps) != 0 || shape[1] % 8 != 0 || shape[1] > 256 ||
+      !fitsWarpgroupGrid(shape, warps) ||
       d.getLhs().getType().getShape()[1] % (narrow ? 32 : 16) != 0)
     return false;
   LoadOp a = stagedSource(d.getLhs()), bl = stagedSource(d.getRhs());
@@ -3704,7 +3704,9 @@ LogicalResult KernelLowering::run() {
       widestImage[loop] = std::max(widestImage[loop], (per + 1) / 2);
       continue;
     }
-    int64_t chunks = ld.getType().getNumElements() / 8;
+    // A 64-bit address per 16-byte chunk this thread copies.
+    int64_t chunks = ld.getType().getNumElements() *
+                     ld.getType().getElementTypeBitWidth() / 128;
     perLoop[loop].addresses += 2 * ((chunks + threads - 1) / threads);
   }
   // Kernels not on wgmma keep a margin for the widening's integer
@@ -3858,9 +3860,7 @@ struct DistributeTilesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp f : mlir::tessera::tileKernels(module)) {
-      int64_t warps = 4, cap = 16;
-      if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-        warps = a.getInt();
+      int64_t warps = tessera::tile::numWarps(f), cap = 16;
       if (auto a = f->getAttrOfType<IntegerAttr>("tile.vector_width"))
         cap = std::max<int64_t>(1, a.getInt());
       if (warps * 32 > 1024) {

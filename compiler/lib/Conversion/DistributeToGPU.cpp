@@ -241,9 +241,7 @@ struct DistributeToGPUPass
 
   LogicalResult convert(ModuleOp module, func::FuncOp f) {
     MLIRContext *ctx = &getContext();
-    int64_t warps = 4;
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
+    int64_t warps = tessera::tile::numWarps(f);
     int64_t threads = warps * 32;
     if (threads > 1024)
       return f.emitError() << "num_warps=" << warps << " gives " << threads

@@ -145,9 +145,7 @@ struct GPUMatmulToMMAPass
     func::FuncOp f = getOperation();
     if (!f->hasAttr("tile.kernel"))
       return;
-    int64_t warps = 4;
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
+    int64_t warps = tessera::tile::numWarps(f);
     auto precision = f->getAttrOfType<StringAttr>("tile.dot_precision");
     bool tf32 = precision && precision.getValue() == "tf32";
     SmallVector<linalg::MatmulOp> matmuls;

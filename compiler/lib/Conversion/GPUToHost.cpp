@@ -826,26 +826,19 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (auto wg = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
         auto st = cast<LLVM::LLVMStructType>(wg.getInouts().getType());
         NVVM::MMAShapeAttr shape = wg.getShape();
-        // Input formats as tessera_sim_wgmma numbers them, with their K.
-        auto format = [](NVVM::WGMMATypes t) -> std::pair<int64_t, int64_t> {
-          switch (t) {
-          case NVVM::WGMMATypes::f16:
-            return {0, 16};
-          case NVVM::WGMMATypes::bf16:
-            return {1, 16};
-          case NVVM::WGMMATypes::e4m3:
-            return {2, 32};
-          case NVVM::WGMMATypes::e5m2:
-            return {3, 32};
-          default:
-            return {-1, 0};
-          }
-        };
         NVVM::WGMMATypes ta = wg.getTypeA(), tb = wg.getTypeB();
-        auto [fa, ka] = format(ta);
+        bool scaleD = wg.getScaleD() == NVVM::WGMMAScaleOut::one;
+        std::optional<int64_t> config = tessera::simWgmmaConfig(
+            ta, shape.getN(), wg.getLayoutA() == NVVM::MMALayout::col,
+            wg.getLayoutB() == NVVM::MMALayout::row, scaleD,
+            /*registerA=*/false);
+        // K: 32 bytes of operands (k16 for 16-bit inputs, k32 for fp8).
+        int64_t k = ta == NVVM::WGMMATypes::f16 || ta == NVVM::WGMMATypes::bf16
+                        ? 16
+                        : 32;
         bool f32Fields =
             llvm::all_of(st.getBody(), [](Type t) { return t.isF32(); });
-        if (shape.getM() != 64 || fa < 0 || shape.getK() != ka || ta != tb ||
+        if (shape.getM() != 64 || !config || shape.getK() != k || ta != tb ||
             wg.getTypeD() != NVVM::WGMMATypes::f32 || !f32Fields ||
             int64_t(st.getBody().size()) != shape.getN() / 2 ||
             wg.getScaleA() != NVVM::WGMMAScaleIn::one ||
@@ -854,19 +847,13 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
               "sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs "
               "and m64nNk32 with e4m3/e5m2 inputs, from shared memory, "
               "with f32 accumulation only");
-        bool scaleD = wg.getScaleD() == NVVM::WGMMAScaleOut::one;
         SmallVector<Value> accIn;
         for (int64_t i = 0; scaleD && i < int64_t(st.getBody().size()); ++i)
           accIn.push_back(
               LLVM::ExtractValueOp::create(ob, l, wg.getInouts(), i));
-        int64_t config =
-            shape.getN() | fa << 10 |
-            (wg.getLayoutA() == NVVM::MMALayout::col ? 1 << 12 : 0) |
-            (wg.getLayoutB() == NVVM::MMALayout::row ? 1 << 13 : 0) |
-            (scaleD ? 1 << 14 : 0);
-        wg.getResults().replaceAllUsesWith(
-            simWgmma(ob, op, st, accIn, config, wg.getDescriptorA(),
-                     wg.getDescriptorB()));
+        wg.getResults().replaceAllUsesWith(simWgmma(ob, op, st, accIn, *config,
+                                                    wg.getDescriptorA(),
+                                                    wg.getDescriptorB()));
         toErase.push_back(op);
       } else if (isRegisterWgmma(op)) {
         // The same with A's 4 words in a slot of their own, whose address
@@ -875,7 +862,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         auto st = dyn_cast<LLVM::LLVMStructType>(op->getResult(0).getType());
         int64_t fields = op->getNumOperands() - kRegisterWgmmaAccumulators;
         if (!config || !st || int64_t(st.getBody().size()) != fields ||
-            (config.getInt() & 0x3ff) != 2 * fields)
+            (config.getInt() & 0x3ff) != 2 * fields ||
+            !(config.getInt() & (1 << 15)))
           return op->emitOpError("is not a wgmma.mma_async the sim knows");
         auto wordsType = VectorType::get({4}, ob.getI32Type());
         Slot words = makeSlot(entryBuilder, ob, l, wordsType);
@@ -887,8 +875,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
         if (config.getInt() & (1 << 14))
           accIn = op->getOperands().drop_front(kRegisterWgmmaAccumulators);
         op->getResult(0).replaceAllUsesWith(
-            simWgmma(ob, op, st, accIn, config.getInt() | (1 << 15),
-                     words.address, op->getOperand(4)));
+            simWgmma(ob, op, st, accIn, config.getInt(), words.address,
+                     op->getOperand(4)));
         toErase.push_back(op);
       } else if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveOp,
                      nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierTestWaitOp,

@@ -1,6 +1,7 @@
 //===- GPUWarpReduce.cpp - Innermost reductions as warp reductions --------===//
 
 #include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -61,9 +62,7 @@ struct GPUWarpReducePass
     func::FuncOp f = getOperation();
     if (!f->hasAttr("tile.kernel"))
       return;
-    int64_t warps = 4;
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
+    int64_t warps = tessera::tile::numWarps(f);
     SmallVector<linalg::ReduceOp> reduces;
     f.walk([&](linalg::ReduceOp op) { reduces.push_back(op); });
     for (linalg::ReduceOp op : reduces)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 using namespace tessera;
 using namespace tessera::testing;
@@ -303,10 +304,12 @@ std::shared_ptr<Kernel> configuredGemm(const std::string &precision,
 /// Launches `kernel` (the library GEMM with TRANS_A = `ta`, TRANS_B = `tb`)
 /// on uniform operands of `dt` in their stored shapes (seeds `seed`,
 /// `seed` + 1) and a uniform f32 C (`seed` + 2), and compares C with the
-/// reference under the f32 GEMM tolerance; `what` names the case.
+/// reference under `tolerance` (the f32 GEMM tolerance when none is
+/// given); `what` names the case.
 void expectStoredGemm(const std::shared_ptr<Kernel> &kernel, DType dt, bool ta,
                       bool tb, int64_t m, int64_t n, int64_t k, double alpha,
-                      double beta, uint64_t seed, const std::string &what) {
+                      double beta, uint64_t seed, const std::string &what,
+                      std::optional<Tolerance> tolerance = std::nullopt) {
   SCOPED_TRACE(what + (ta ? ", TRANS_A" : "") + (tb ? ", TRANS_B" : "") + ", " +
                std::to_string(m) + "x" + std::to_string(n) + "x" +
                std::to_string(k));
@@ -322,7 +325,8 @@ void expectStoredGemm(const std::shared_ptr<Kernel> &kernel, DType dt, bool ta,
   ref::gemm(ta ? a.transposed(0, 1) : a, tb ? b.transposed(0, 1) : b, expected,
             alpha, beta);
   ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(alpha), Arg(beta)});
-  EXPECT_CLOSE(c, expected, toleranceFor(DType::F32, Op::Gemm, k));
+  EXPECT_CLOSE(c, expected,
+               tolerance.value_or(toleranceFor(DType::F32, Op::Gemm, k)));
 }
 
 // On sm_90a (the sim's target) tiles whose rows fill every warp take
@@ -360,7 +364,9 @@ TEST(GemmEdge, WarpgroupConfigurations) {
 // formats, both operand orders, block configurations on two warps and on
 // one and two warpgroups, aligned and unaligned rows. The products are
 // exact in f32 and the sim sums them in f32, so the f32 GEMM tolerance
-// applies.
+// applies -- except to wgmma k32 on a GPU, whose accumulation keeps fewer
+// bits than f32 (docs/language.md): those cases get the tolerance of
+// 10-bit inputs summed in f32, not yet checked against an H100.
 TEST(GemmEdge, F8OperandsOnTensorCores) {
   for (DType dt : {DType::F8E4M3, DType::F8E5M2})
     for (GemmConfig cfg : std::vector<GemmConfig>{
@@ -372,10 +378,15 @@ TEST(GemmEdge, F8OperandsOnTensorCores) {
         for (bool tb : {false, true}) {
           std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
           auto kernel = configuredGemm(precision, cfg, ta, tb);
+          bool hardwareAccumulation = testDevice() == DeviceKind::Cuda && tb &&
+                                      !ta && cfg.warps % 4 == 0;
           for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
                    {136, 80, 160}, {70, 37, 17}})
             expectStoredGemm(kernel, dt, ta, tb, m, n, k, 0.75, 1.5, 51,
-                             precision + " " + cfg.describe());
+                             precision + " " + cfg.describe(),
+                             hardwareAccumulation ? std::optional<Tolerance>(
+                                                        tf32GemmTolerance(k))
+                                                  : std::nullopt);
         }
 }
 

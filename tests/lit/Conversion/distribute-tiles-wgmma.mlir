@@ -268,7 +268,8 @@ func.func @small(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned =
 // f16, is wgmma's A fragment): NVVM has no such form, so it is inline PTX
 // with A's four words, B's descriptor (V stored K x N: transposed) and the
 // accumulators tied to the results, marked with tile.wgmma (N 64 | B
-// transposed << 13 | scale-d << 14) for the sim; its first K step too
+// transposed << 13 | scale-d << 14 | A from registers << 15) for the sim;
+// its first K step too
 // ignores the zero accumulator.
 // CHECK-LABEL: gpu.func @attention_block
 // CHECK: nvvm.wgmma.fence.aligned
@@ -277,8 +278,8 @@ func.func @small(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned =
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: arith.truncf
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {tile.wgmma = 8256 : i64} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.*}},=f,r,r,r,r,l,0,{{.*}},31"
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {tile.wgmma = 24640 : i64} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {tile.wgmma = 41024 : i64} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.*}},=f,r,r,r,r,l,0,{{.*}},31"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att {tile.wgmma = 57408 : i64} "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvgpu.mma.sync

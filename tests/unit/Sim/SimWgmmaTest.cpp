@@ -212,8 +212,9 @@ module {
         constraints += "," + is;
         types += ", f32";
       }
-      // The text is never assembled here; the config describes it.
-      int64_t config = kN | (transposeB ? 1 << 13 : 0) | (1 << 14);
+      // The text is never assembled here; the config describes it (N,
+      // B transposed, scale-d, A from registers).
+      int64_t config = kN | (transposeB ? 1 << 13 : 0) | (1 << 14) | (1 << 15);
       s += "        " + out +
            " = llvm.inline_asm has_side_effects asm_dialect = att "
            "{tile.wgmma = " +

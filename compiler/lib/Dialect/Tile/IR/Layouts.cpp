@@ -232,6 +232,12 @@ MmaLayoutAttr mlir::tessera::tile::chooseMmaLayout(MLIRContext *ctx,
   return MmaLayoutAttr::get(ctx, {wm, wn});
 }
 
+bool mlir::tessera::tile::fitsWarpgroupGrid(ArrayRef<int64_t> shape,
+                                            int64_t warps) {
+  return shape.size() == 2 && warps % 4 == 0 && shape[0] % (16 * warps) == 0 &&
+         shape[1] % 8 == 0 && shape[1] <= 256;
+}
+
 bool mlir::tessera::tile::isValidLayout(Attribute layout,
                                         ArrayRef<int64_t> shape) {
   if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(layout)) {

@@ -93,10 +93,7 @@ std::string unsupportedReason(Operation *op) {
       os << "a dot of " << in << " into " << d.getType().getElementType();
       return why;
     }
-    auto func = op->getParentOfType<func::FuncOp>();
-    int64_t warps = 4;
-    if (auto a = func->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
+    int64_t warps = numWarps(op->getParentOfType<func::FuncOp>());
     ArrayRef<int64_t> shape = d.getType().getShape();
     MmaLayoutAttr mma = chooseMmaLayout(op->getContext(), shape, warps);
     if (!mma || d.getLhs().getType().getShape()[1] % 16 != 0)
@@ -248,9 +245,7 @@ struct AssignLayoutsPass
       f.emitError() << "has no register lowering: " << why;
       return signalPassFailure();
     }
-    int64_t warps = 4, cap = 16;
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
+    int64_t warps = numWarps(f), cap = 16;
     WalkResult narrow = f.walk([&](DotOp d) {
       if (!isFloat8(d.getLhs().getType().getElementType()) ||
           (warpgroupMma && keepsFloat8Operands(d, warps)))
@@ -414,10 +409,7 @@ struct AssignLayoutsPass
       }
     });
     auto mmaFor = [&](ArrayRef<int64_t> shape) {
-      // Warpgroup products: every warp along M, 64 rows per warpgroup and
-      // repetition; wgmma's N is at most 256.
-      if (warpgroupMma && warps % 4 == 0 && shape[0] % (16 * warps) == 0 &&
-          shape[1] % 8 == 0 && shape[1] <= 256)
+      if (warpgroupMma && fitsWarpgroupGrid(shape, warps))
         return MmaLayoutAttr::get(ctx, {warps, 1});
       if (chained) {
         // As many warps along M as the rows allow, the rest along N.

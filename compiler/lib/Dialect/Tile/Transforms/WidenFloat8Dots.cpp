@@ -8,6 +8,8 @@
 
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
+#include "tessera/Dialect/Tile/IR/Layouts.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -75,9 +77,7 @@ struct WidenFloat8DotsPass
 
   void runOnOperation() override {
     func::FuncOp f = getOperation();
-    int64_t warps = 4;
-    if (auto a = f->getAttrOfType<IntegerAttr>("tile.num_warps"))
-      warps = a.getInt();
+    int64_t warps = numWarps(f);
     f.walk([&](DotOp d) {
       if (warpgroupMma && keepsFloat8Operands(d, warps))
         return;
@@ -96,10 +96,8 @@ bool mlir::tessera::tile::keepsFloat8Operands(DotOp d, int64_t warps) {
   if (!isFloat8(in) || d.getRhs().getType().getElementType() != in ||
       !d.getType().getElementType().isF32())
     return false;
-  ArrayRef<int64_t> shape = d.getType().getShape();
   int64_t k = d.getLhs().getType().getShape()[1];
-  if (warps % 4 != 0 || shape[0] % (16 * warps) != 0 || shape[1] % 8 != 0 ||
-      shape[1] > 256 || k % 32 != 0)
+  if (!fitsWarpgroupGrid(d.getType().getShape(), warps) || k % 32 != 0)
     return false;
   // Both blocks as stored have K innermost and whole 8-row groups.
   auto kInner = [&](std::pair<LoadOp, int> src, int transposes) {

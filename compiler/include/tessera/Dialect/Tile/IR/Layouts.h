@@ -96,6 +96,12 @@ std::pair<int64_t, int64_t> getOperandRepetitions(DotOperandLayoutAttr layout,
 MmaLayoutAttr chooseMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                               int64_t warps);
 
+/// Whether a `shape` product on `warps` warps fits the warp grid of sm_90a's
+/// warpgroup products: every warp along M (grid [warps, 1]), so that each
+/// group of four warps holds 64 whole rows per repetition, and N a multiple
+/// of 8 up to 256.
+bool fitsWarpgroupGrid(ArrayRef<int64_t> shape, int64_t warps);
+
 } // namespace mlir::tessera::tile
 
 #endif // TESSERA_DIALECT_TILE_IR_LAYOUTS_H

@@ -16,6 +16,14 @@
 
 namespace mlir::tessera::tile {
 
+/// The warps of the tile kernel `kernel`: its `tile.num_warps`, 4 when it
+/// has none.
+inline int64_t numWarps(Operation *kernel) {
+  if (auto a = kernel->getAttrOfType<IntegerAttr>("tile.num_warps"))
+    return a.getInt();
+  return 4;
+}
+
 /// Whether `t` is one of the fp8 element types tiles hold (E4M3FN, E5M2).
 inline bool isFloat8(Type t) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(t);
