@@ -200,7 +200,30 @@ struct CudaExecutable {
   driver::StageTimes times;
   /// The tensor maps passed after the arguments.
   std::vector<driver::TensorMapArg> tensorMaps;
+  driver::ProgramSchedule schedule;
+  /// Blocks of this kernel resident at once on the device (persistent
+  /// kernels launch that many at most).
+  int64_t residentBlocks = 0;
 };
+
+/// Blocks of a persistent kernel the sim runs at most: the multiprocessors
+/// of the device it models.
+constexpr int64_t kSimPersistentBlocks = 4;
+
+/// The launch grid of a kernel with program schedule `s` for the grid of
+/// programs `grid`: that grid for an unscheduled kernel, one block per
+/// program along x for a grouped one, and at most `resident` blocks for a
+/// persistent one.
+std::array<int64_t, 3> launchGridOf(const driver::ProgramSchedule &s,
+                                    const std::array<int64_t, 3> &grid,
+                                    int64_t resident) {
+  if (!s.logicalGrid)
+    return grid;
+  int64_t total = grid[0] * grid[1] * grid[2];
+  if (s.persistent)
+    total = std::min(total, std::max<int64_t>(resident, 1));
+  return {total, 1, 1};
+}
 /// What a launch guarantees that its compiled variant relies on; the masks
 /// have one bit per parameter.
 struct VariantKey {
@@ -568,6 +591,9 @@ Status Kernel::Impl::launchSim(const std::vector<Arg> &args,
   // SimTensorMap.
   std::vector<sim::SimTensorMap> maps(exe->tensorMaps().size());
   std::vector<int64_t> slots = argSlots;
+  // A scheduled kernel's grid of programs precedes them.
+  if (exe->schedule().logicalGrid)
+    slots.insert(slots.end(), c.grid.begin(), c.grid.end());
   for (size_t i = 0; i < maps.size(); ++i) {
     const driver::TensorMapArg &m = exe->tensorMaps()[i];
     TESSERA_ASSIGN_OR_RETURN(auto tensor, tensorOfParam(args, m.param));
@@ -597,7 +623,9 @@ Status Kernel::Impl::launchSim(const std::vector<Arg> &args,
           name.c_str(), (long long)exe->gridBound()[d], d,
           (long long)c.grid[d]);
   const int64_t arenaBytes = exe->sharedBytes();
-  const int64_t total = c.grid[0] * c.grid[1] * c.grid[2];
+  const std::array<int64_t, 3> blocks =
+      launchGridOf(exe->schedule(), c.grid, kSimPersistentBlocks);
+  const int64_t total = blocks[0] * blocks[1] * blocks[2];
   std::mutex errMutex;
   Status firstError = Status::ok();
   bool failed = false;
@@ -628,11 +656,11 @@ Status Kernel::Impl::launchSim(const std::vector<Arg> &args,
       launch.entry = exe->entry();
       launch.slots = &blockSlots;
       launch.blockSize = exe->blockSize();
-      launch.block[0] = lin % c.grid[0];
-      launch.block[1] = (lin / c.grid[0]) % c.grid[1];
-      launch.block[2] = lin / (c.grid[0] * c.grid[1]);
+      launch.block[0] = lin % blocks[0];
+      launch.block[1] = (lin / blocks[0]) % blocks[1];
+      launch.block[2] = lin / (blocks[0] * blocks[1]);
       for (int d = 0; d < 3; ++d)
-        launch.grid[d] = c.grid[d];
+        launch.grid[d] = blocks[d];
       launch.kernel = name;
       launch.arena = arena.data();
       launch.arenaBytes = arenaBytes;
@@ -692,6 +720,7 @@ Kernel::Impl::cudaVariant(const VariantKey &key) {
         exe->blockSize = r.blockSize;
         exe->sharedBytes = r.tileSharedBytes;
         exe->tensorMaps = r.tensorMaps;
+        exe->schedule = r.schedule;
         if (exe->blockSize <= 0)
           return internalError("kernel '%s': no block size from the GPU "
                                "mapping",
@@ -709,6 +738,13 @@ Kernel::Impl::cudaVariant(const VariantKey &key) {
         if (exe->sharedBytes > 48 * 1024)
           TESSERA_RETURN_IF_ERROR(dev->setMaxDynamicSharedMemory(
               exe->function, int(exe->sharedBytes)));
+        if (exe->schedule.persistent) {
+          TESSERA_ASSIGN_OR_RETURN(
+              int perSm, dev->activeBlocksPerSm(exe->function, exe->blockSize,
+                                                size_t(exe->sharedBytes)));
+          exe->residentBlocks =
+              int64_t(std::max(perSm, 1)) * dev->properties().smCount;
+        }
         return exe;
       });
 }
@@ -730,13 +766,6 @@ std::pair<int64_t, int64_t> touchedRange(const TensorView &t) {
 Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
                                 int launches, double *ms, bool flush) {
   TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, rt->cuda());
-  if (c.grid[0] > std::numeric_limits<int32_t>::max() || c.grid[1] > 65535 ||
-      c.grid[2] > 65535)
-    return invalidArgument(
-        "kernel '%s': grid (%lld, %lld, %lld) exceeds the CUDA grid limits "
-        "(2^31-1, 65535, 65535)",
-        name.c_str(), (long long)c.grid[0], (long long)c.grid[1],
-        (long long)c.grid[2]);
   // Host tensors are staged through device buffers: copied in before the
   // launches and back after them (the kernel may write any of them). Views
   // of buffers from Runtime::allocate are used in place.
@@ -776,7 +805,20 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
     key.alignedMask = alignedMaskOf(deviceArgs);
     TESSERA_ASSIGN_OR_RETURN(exe, cudaVariant(key));
   }
+  // The blocks that run the programs (a scheduled kernel takes its grid
+  // of programs after its arguments).
+  std::array<int64_t, 3> blocks =
+      launchGridOf(exe->schedule, c.grid, exe->residentBlocks);
+  if (blocks[0] > std::numeric_limits<int32_t>::max() || blocks[1] > 65535 ||
+      blocks[2] > 65535)
+    return invalidArgument(
+        "kernel '%s': grid (%lld, %lld, %lld) exceeds the CUDA grid limits "
+        "(2^31-1, 65535, 65535)",
+        name.c_str(), (long long)blocks[0], (long long)blocks[1],
+        (long long)blocks[2]);
   std::vector<int64_t> slots = flattenArgs(deviceArgs);
+  if (exe->schedule.logicalGrid)
+    slots.insert(slots.end(), c.grid.begin(), c.grid.end());
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
@@ -798,8 +840,8 @@ Status Kernel::Impl::launchCuda(const std::vector<Arg> &args, const Checked &c,
   }
   // The arena descriptor the sim passes is not a kernel parameter here:
   // the GPU kernel reads gpu.dynamic_shared_memory.
-  cuda::Dim3 grid{unsigned(c.grid[0]), unsigned(c.grid[1]),
-                  unsigned(c.grid[2])};
+  cuda::Dim3 grid{unsigned(blocks[0]), unsigned(blocks[1]),
+                  unsigned(blocks[2])};
   cuda::Dim3 block{unsigned(exe->blockSize), 1, 1};
   if (cudaSource)
     block = {unsigned(cudaBlock[0]), unsigned(cudaBlock[1]),

@@ -94,6 +94,81 @@ Value tessera::alignedAt(OpBuilder &b, Location l, Value m, int64_t bytes,
   return ok;
 }
 
+/// Runs the programs of a scheduled kernel (see outlineKernel): the
+/// program ids of linear program `t` in grouped order, for the grid of
+/// programs the last three arguments give. With `persistent`, each block
+/// loops over programs blockIdx.x, blockIdx.x + gridDim.x, ... (the loop
+/// carries `tile.program_loop`); otherwise block x runs program x.
+static void scheduleProgramsOf(gpu::GPUFuncOp kernel, bool persistent,
+                               int64_t group, ArrayRef<Operation *> ids) {
+  Block &body = kernel.getBody().front();
+  Location l = kernel.getLoc();
+  MLIRContext *ctx = kernel.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  Value grid[3];
+  for (Value &g : grid)
+    g = body.addArgument(i64, l);
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  auto idx = [&](Value v) {
+    return arith::IndexCastOp::create(b, l, b.getIndexType(), v).getResult();
+  };
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, l, v).getResult();
+  };
+  Value g0 = idx(grid[0]), g1 = idx(grid[1]), g2 = idx(grid[2]);
+  Value plane = arith::MulIOp::create(b, l, g0, g1);
+  Value t = gpu::BlockIdOp::create(b, l, gpu::Dimension::x);
+  if (persistent) {
+    Value total = arith::MulIOp::create(b, l, plane, g2);
+    Value step = gpu::GridDimOp::create(b, l, gpu::Dimension::x);
+    auto loop = scf::ForOp::create(b, l, t, total, step);
+    loop->setAttr("tile.program_loop", UnitAttr::get(ctx));
+    for (Operation *op : ops)
+      op->moveBefore(loop.getBody()->getTerminator());
+    t = loop.getInductionVar();
+    b.setInsertionPointToStart(loop.getBody());
+  }
+  // Axis 2 outermost; within a plane, groups of `group` programs along
+  // axis 0 (the last one smaller), each taken axis 0 fastest, then axis 1.
+  // Without groups, the launch order: axis 0 fastest.
+  Value pid[3];
+  pid[2] = arith::DivUIOp::create(b, l, t, plane);
+  Value r = arith::RemUIOp::create(b, l, t, plane);
+  if (group > 0) {
+    Value width = arith::MulIOp::create(b, l, c(group), g1);
+    Value first = arith::MulIOp::create(
+        b, l, arith::DivUIOp::create(b, l, r, width), c(group));
+    Value size = arith::MinUIOp::create(
+        b, l, arith::SubIOp::create(b, l, g0, first), c(group));
+    Value within = arith::RemUIOp::create(b, l, r, width);
+    pid[0] = arith::AddIOp::create(b, l, first,
+                                   arith::RemUIOp::create(b, l, within, size));
+    pid[1] = arith::DivUIOp::create(b, l, within, size);
+  } else {
+    pid[0] = arith::RemUIOp::create(b, l, r, g0);
+    pid[1] = arith::DivUIOp::create(b, l, r, g0);
+  }
+  for (Operation *op : ids) {
+    OpBuilder ob(op);
+    Value v;
+    if (auto p = dyn_cast<mlir::tessera::tile::ProgramIdOp>(op))
+      v = arith::IndexCastOp::create(
+          ob, op->getLoc(), op->getResult(0).getType(), pid[p.getAxis()]);
+    else if (Value g =
+                 grid[cast<mlir::tessera::tile::NumProgramsOp>(op).getAxis()];
+             g.getType() == op->getResult(0).getType())
+      v = g;
+    else
+      v = arith::IndexCastOp::create(ob, op->getLoc(),
+                                     op->getResult(0).getType(), g);
+    op->getResult(0).replaceAllUsesWith(v);
+    op->erase();
+  }
+}
+
 gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
                                       int64_t threads) {
   MLIRContext *ctx = module.getContext();
@@ -108,8 +183,27 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
     if (auto g = module.lookupSymbol<memref::GlobalOp>(name))
       gb.clone(*g);
 
-  auto kernel =
-      gpu::GPUFuncOp::create(gb, f.getLoc(), f.getName(), f.getFunctionType());
+  // A scheduled kernel (tile.persistent, tile.program_group) takes the
+  // extents of its grid of programs after its arguments: the launch's own
+  // grid is the blocks that run them.
+  bool persistent = f->hasAttr("tile.persistent");
+  int64_t group = 0;
+  if (auto g = f->getAttrOfType<IntegerAttr>("tile.program_group"))
+    group = g.getInt();
+  bool scheduled = persistent || group > 0;
+  if (scheduled && !llvm::hasSingleElement(f.getBody())) {
+    f.emitError("a persistent or grouped program schedule needs structured "
+                "control flow");
+    return {};
+  }
+  FunctionType type = f.getFunctionType();
+  Type i64 = IntegerType::get(ctx, 64);
+  if (scheduled) {
+    SmallVector<Type> inputs(type.getInputs());
+    inputs.append(3, i64);
+    type = FunctionType::get(ctx, inputs, type.getResults());
+  }
+  auto kernel = gpu::GPUFuncOp::create(gb, f.getLoc(), f.getName(), type);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   kernel.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
@@ -119,10 +213,18 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
 
   // The launch keeps each grid axis within tile.grid_bound (index32).
   auto bound = f->getAttrOfType<DenseI64ArrayAttr>("tile.grid_bound");
+  if (scheduled) {
+    kernel->setAttr("tile.logical_grid", UnitAttr::get(ctx));
+    for (StringRef a :
+         {"tile.persistent", "tile.program_group", "tile.grid_bound"})
+      if (Attribute v = f->getAttr(a))
+        kernel->setAttr(a, v);
+  }
   // The launch keeps each axis named in tile.grid_symbols below that shape
   // symbol's extent: the extent of the argument dimension that
   // tessera-unify-shape-dims kept for it, for tessera-fold-grid-bounds.
-  if (auto gridSymbols = f->getAttrOfType<ArrayAttr>("tile.grid_symbols")) {
+  auto gridSymbols = f->getAttrOfType<ArrayAttr>("tile.grid_symbols");
+  if (gridSymbols && !scheduled) {
     SmallVector<ArrayAttr> symbols;
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
       symbols.push_back(f.getArgAttrOfType<ArrayAttr>(i, "tile.dim_symbols"));
@@ -158,6 +260,10 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
     if (isa<tile::ProgramIdOp, tile::NumProgramsOp>(op))
       ids.push_back(op);
   });
+  if (scheduled) {
+    scheduleProgramsOf(kernel, persistent, group, ids);
+    return kernel;
+  }
   for (Operation *op : ids) {
     OpBuilder ob(op);
     Value v;

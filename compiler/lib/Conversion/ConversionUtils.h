@@ -31,6 +31,13 @@ namespace mlir::tessera {
 /// in a `gpu.module` of its own (with the constant globals it reads), with
 /// `tile.program_id` / `tile.num_programs` as `gpu.block_id` /
 /// `gpu.grid_dim` and `gpu.return` for `func.return`. `f` is erased.
+///
+/// A kernel with `tile.persistent` or `tile.program_group` is scheduled:
+/// it takes the extents of its grid of programs as three i64 arguments
+/// after its own (`tile.logical_grid`), and its blocks run the programs in
+/// grouped order along grid axis 0, looping over them with `persistent`
+/// (an scf.for marked `tile.program_loop` around the body). Returns null
+/// after an error when such a kernel has unstructured control flow.
 gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp f, int64_t threads);
 
 /// Whether `op` (or anything nested in it) may write, allocate or free

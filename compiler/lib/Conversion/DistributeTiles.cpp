@@ -77,10 +77,20 @@ bool widenedBlock(LoadOp ld) {
                       [](Operation *u) { return widening(u); });
 }
 
-/// The innermost loop around `op`, null for an op outside every loop.
+/// The innermost loop around `op`, null for an op outside every loop. The
+/// loop of a persistent kernel over its programs (`tile.program_loop`)
+/// does not count: its body is what a block of another kernel runs once.
 Operation *enclosingLoop(Operation *op) {
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-    if (isa<scf::ForOp, scf::WhileOp>(p))
+    if (isa<scf::ForOp, scf::WhileOp>(p) && !p->hasAttr("tile.program_loop"))
+      return p;
+  return nullptr;
+}
+
+/// The loop of a persistent kernel over its programs around `op`, if any.
+Operation *programLoop(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->hasAttr("tile.program_loop"))
       return p;
   return nullptr;
 }
@@ -581,6 +591,12 @@ private:
   /// element-by-element body stands beside the vector one.
   static constexpr int64_t kWideIndexRegisters = 24;
   static constexpr int64_t kScalarCopyRegisters = 16;
+  /// More for an mma.sync kernel that loops over its programs (persistent):
+  /// its tensors' bases, strides and extents, and the loop's state, stay
+  /// live across the programs (calibrated against ptxas on sm_80, where
+  /// the library's 240-word configurations spill by up to 31 words; its
+  /// wgmma configurations do not).
+  static constexpr int64_t kPersistentRegisters = 16;
   /// The suspend-time hint of each mbarrier try-wait, in ns (the wait
   /// loops until the phase completes).
   static constexpr int64_t kMbarrierWaitTicks = 10000000;
@@ -1008,11 +1024,8 @@ Value KernelLowering::sharedBuffer(OpBuilder &b, Location l, int64_t elements,
 /// write waits for a barrier.
 bool KernelLowering::needsLeadingBarrier(Operation *site) {
   Operation *parent = site->getParentOp();
-  bool inLoop = false;
-  for (Operation *p = parent; p && p != kernel; p = p->getParentOp())
-    if (isa<scf::ForOp, scf::WhileOp>(p))
-      inLoop = true;
-  if (!inLoop)
+  // A persistent kernel's programs start after a barrier.
+  if (!enclosingLoop(site))
     return false;
   if (!isa<scf::ForOp>(parent))
     return true;
@@ -2236,9 +2249,13 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
       inFlight = d;
   }
   int64_t slots = inFlight ? ring + 1 : ring;
-  // TMA copies complete on mbarriers whose phases the loop counts from
-  // zero: only a loop that runs once per kernel uses them.
+  // TMA copies complete on mbarriers whose phases the loop counts: only a
+  // loop that runs once per program uses them. In a persistent kernel the
+  // loop runs once per program its block runs, and carries the ring's
+  // slot and phase from one run to the next (the mbarriers are
+  // initialised once, at the kernel's entry).
   bool outermost = !enclosingLoop(loop);
+  bool continued = outermost && programLoop(loop);
 
   SmallVector<Pipe> pipes;
   for (LoadOp ld : loads) {
@@ -2265,18 +2282,31 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   // expect-tx) plus the stage's transaction bytes.
   Value bars, leader;
   int64_t stageBytes = 0;
+  // The ring's state a continued loop starts from: slot, phase parity.
+  Value ringState;
+  Type i32 = b.getI32Type();
+  auto c32 = [&](OpBuilder &ob, int64_t v) {
+    return arith::ConstantIntOp::create(ob, l, i32, v).getResult();
+  };
   if (anyTma) {
+    OpBuilder &ib = continued ? *entry : b;
     bars = nvgpu::MBarrierCreateOp::create(
-        b, l, nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), slots));
-    leader = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, tid,
-                                   cIndex(b, l, 0));
+        ib, l, nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), slots));
+    leader = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, tid,
+                                   cIndex(ib, l, 0));
     for (int64_t s = 0; s < slots; ++s)
-      nvgpu::MBarrierInitOp::create(b, l, bars, cIndex(b, l, 1),
-                                    cIndex(b, l, s), leader);
+      nvgpu::MBarrierInitOp::create(ib, l, bars, cIndex(ib, l, 1),
+                                    cIndex(ib, l, s), leader);
     // The initialised barriers visible to the copies' async proxy and to
     // every thread before any waits.
-    fenceForWgmma(b, l, true);
-    gpu::BarrierOp::create(b, l);
+    fenceForWgmma(ib, l, true);
+    gpu::BarrierOp::create(ib, l);
+    if (continued) {
+      ringState = memref::AllocaOp::create(ib, l, MemRefType::get({2}, i32));
+      for (int64_t i = 0; i < 2; ++i)
+        memref::StoreOp::create(ib, l, c32(ib, 0), ringState,
+                                ValueRange{cIndex(ib, l, i)});
+    }
     for (Pipe &p : pipes)
       if (p.tma)
         stageBytes +=
@@ -2387,23 +2417,40 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                ob, l, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{})
         .getResult();
   };
+  // The slot of the loop's first iteration and its phase parity.
+  Value firstSlot = c32(b, 0);
+  Value firstParity = arith::ConstantIntOp::create(b, l, b.getI1Type(), 0);
+  if (ringState) {
+    firstSlot =
+        memref::LoadOp::create(b, l, ringState, ValueRange{cIndex(b, l, 0)});
+    firstParity = arith::TruncIOp::create(
+        b, l, b.getI1Type(),
+        memref::LoadOp::create(b, l, ringState, ValueRange{cIndex(b, l, 1)}));
+  }
+  // Slot `slot32 + k` modulo the slots, as an index (k < slots).
+  auto slotAfter = [&](OpBuilder &ob, Value slot32, int64_t k) -> Value {
+    Value ahead = arith::AddIOp::create(ob, l, slot32, c32(ob, k));
+    Value wraps = arith::CmpIOp::create(ob, l, arith::CmpIPredicate::uge, ahead,
+                                        c32(ob, slots));
+    Value s = arith::SelectOp::create(
+        ob, l, wraps, arith::SubIOp::create(ob, l, ahead, c32(ob, slots)),
+        ahead);
+    return arith::IndexCastUIOp::create(ob, l, ob.getIndexType(), s);
+  };
   // Prologue: the first ring - 1 iterations' copies in flight.
   Value token;
   for (int64_t s = 0; s + 1 < ring; ++s)
-    token = issue(b, ivAt(b, lb, s), cIndex(b, l, s));
+    token = issue(b, ivAt(b, lb, s),
+                  ringState ? slotAfter(b, firstSlot, s) : cIndex(b, l, s));
 
   SmallVector<Value> inits;
   for (Value v : loop.getInitArgs())
     inits.push_back(map.lookup(v));
   // The slot this iteration reads, counted in 32 bits.
-  Type i32 = b.getI32Type();
-  auto c32 = [&](OpBuilder &ob, int64_t v) {
-    return arith::ConstantIntOp::create(ob, l, i32, v).getResult();
-  };
-  inits.push_back(c32(b, 0));
+  inits.push_back(firstSlot);
   // With TMA, the phase parity of the slot's mbarrier.
   if (anyTma)
-    inits.push_back(arith::ConstantIntOp::create(b, l, b.getI1Type(), 0));
+    inits.push_back(firstParity);
   auto nl = scf::ForOp::create(b, l, lb, ub, step, inits);
   nl.setUnsignedCmp(loop.getUnsignedCmp());
   Block *nb = nl.getBody();
@@ -2430,16 +2477,19 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   if (anyTma)
     nvgpu::MBarrierTryWaitParityOp::create(
         ib, l, bars, parity, cIndex(ib, l, kMbarrierWaitTicks), slot);
+  // A persistent kernel's loop over programs, pipelined for the loads at
+  // the top of a program (the next programs' blocks copied while this one
+  // computes): the previous program's shared-memory writes are ordered
+  // before this one's TMA copies, as in the loop's plain form.
+  if (loop->hasAttr("tile.program_loop")) {
+    nl->setAttr("tile.program_loop", b.getUnitAttr());
+    nl->setAttr("llvm.loop_annotation", noUnroll(ctx));
+    fenceForWgmma(ib, l, warpgroupMma);
+  }
   gpu::BarrierOp::create(ib, l);
   // The copies run ring - 1 iterations ahead: slot + ring - 1, modulo
   // the slots.
-  Value ahead = arith::AddIOp::create(ib, l, slot32, c32(ib, ring - 1));
-  Value wraps = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::uge, ahead,
-                                      c32(ib, slots));
-  Value writeSlot = arith::SelectOp::create(
-      ib, l, wraps, arith::SubIOp::create(ib, l, ahead, c32(ib, slots)), ahead);
-  issue(ib, ivAt(ib, iv, ring - 1),
-        arith::IndexCastUIOp::create(ib, l, b.getIndexType(), writeSlot));
+  issue(ib, ivAt(ib, iv, ring - 1), slotAfter(ib, slot32, ring - 1));
   for (Pipe &p : pipes)
     staged[p.op.getResult()] = {
         p.buffer,
@@ -2476,6 +2526,15 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     NVVM::WgmmaWaitGroupSyncOp::create(b, l, 0);
   for (auto [a, n] : llvm::zip(loop.getResults(), nl.getResults()))
     map.map(a, n);
+  // Where the next run of a continued loop starts.
+  if (ringState) {
+    unsigned n = nl.getNumResults();
+    memref::StoreOp::create(b, l, nl.getResult(n - 2), ringState,
+                            ValueRange{cIndex(b, l, 0)});
+    memref::StoreOp::create(
+        b, l, arith::ExtUIOp::create(b, l, i32, nl.getResult(n - 1)), ringState,
+        ValueRange{cIndex(b, l, 1)});
+  }
   return success();
 }
 
@@ -3167,6 +3226,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     if (!nb->empty() && nb->back().hasTrait<OpTrait::IsTerminator>())
       nb->back().erase();
     OpBuilder ib = OpBuilder::atBlockEnd(nl.getBody());
+    // A program of a persistent kernel starts once every thread is done
+    // with the shared memory of the previous one (whose buffers its own
+    // copies and exchanges reuse; TMA writes after the fence).
+    if (loop->hasAttr("tile.program_loop")) {
+      nl->setAttr("tile.program_loop", b.getUnitAttr());
+      fenceForWgmma(ib, l, warpgroupMma);
+      gpu::BarrierOp::create(ib, l);
+    }
     if (failed(lowerBlock(*loop.getBody(), ib, map)))
       return failure();
     for (auto [a, n] : llvm::zip(loop.getResults(), nl.getResults()))
@@ -3737,6 +3804,8 @@ LogicalResult KernelLowering::run() {
                 (scalarFallback ? kScalarCopyRegisters : 0);
   if (anyDot) {
     estimate += kRegisterOverhead;
+    if (wgmmaDots.empty() && kernel->hasAttr("tile.persistent"))
+      estimate += kPersistentRegisters;
     int64_t budget = std::min<int64_t>(255, 65536 / threads);
     // Loop-invariant operands keep their fragments in registers when they
     // fit; otherwise every K step reads them from shared memory again.
@@ -3883,6 +3952,8 @@ struct DistributeTilesPass
       }
       gpu::GPUFuncOp kernel =
           mlir::tessera::outlineKernel(module, f, warps * 32);
+      if (!kernel)
+        return signalPassFailure();
       KernelLowering lowering(kernel, warps, cap, maxTileRegisters,
                               std::move(alignedArgs), index32, stages,
                               warpgroupMma, tensorCopies);

@@ -248,6 +248,8 @@ struct DistributeToGPUPass
                            << " threads per block; the limit is 1024";
 
     gpu::GPUFuncOp kernel = mlir::tessera::outlineKernel(module, f, threads);
+    if (!kernel)
+      return failure();
     Block &entry = kernel.getBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&entry);
     Location l = kernel.getLoc();

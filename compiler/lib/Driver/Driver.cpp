@@ -483,6 +483,16 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
 }
 
 /// The tensor maps a lowered kernel takes (`tile.tensor_maps`).
+/// The program schedule of kernel `f` (see outlineKernel).
+ProgramSchedule scheduleOf(mlir::gpu::GPUFuncOp f) {
+  ProgramSchedule s;
+  s.logicalGrid = f->hasAttr("tile.logical_grid");
+  s.persistent = f->hasAttr("tile.persistent");
+  if (auto g = f->getAttrOfType<mlir::IntegerAttr>("tile.program_group"))
+    s.group = g.getInt();
+  return s;
+}
+
 std::vector<TensorMapArg> tensorMapsOf(mlir::gpu::GPUFuncOp f,
                                        const std::vector<AbiArg> &abi) {
   std::vector<TensorMapArg> maps;
@@ -545,18 +555,31 @@ driver::emit(const SourceModule &module, const std::string &kernel,
     int64_t tileShared = gpu::sharedBytes(*mod);
     int blockSize = 0;
     std::vector<TensorMapArg> tensorMaps;
+    ProgramSchedule schedule;
     mod->walk([&](mlir::gpu::GPUFuncOp f) {
       if (auto known = f.getKnownBlockSizeAttr())
         blockSize = known[0];
-      if (f.getName() == kernel)
+      if (f.getName() == kernel) {
         tensorMaps = tensorMapsOf(f, meta.abi);
+        schedule = scheduleOf(f);
+      }
     });
     t0 = std::chrono::steady_clock::now();
     auto ptx = gpu::translateToPTX(*mod, arch);
     if (times)
       times->codegen = millisSince(t0);
-    if (!ptx.ok() || kind == EmitKind::PTX)
+    if (!ptx.ok())
       return ptx;
+    // What a launch of the PTX needs beside it (the driver assembles it).
+    if (kind == EmitKind::PTX) {
+      if (resources) {
+        resources->tileSharedBytes = tileShared;
+        resources->blockSize = blockSize;
+        resources->tensorMaps = std::move(tensorMaps);
+        resources->schedule = schedule;
+      }
+      return ptx;
+    }
     t0 = std::chrono::steady_clock::now();
     cuda::AssembleOptions assemble;
     if (gpuOptions.assembler == "ptxas")
@@ -597,6 +620,7 @@ driver::emit(const SourceModule &module, const std::string &kernel,
       resources->oneBlockPerSmHint = minBlocksHint;
       resources->registerCap = registerCap;
       resources->tensorMaps = std::move(tensorMaps);
+      resources->schedule = schedule;
     }
     return std::move(cubin->cubin);
   }
@@ -685,6 +709,7 @@ struct SimExecutable::Impl {
   int64_t blockSize = 128;
   std::array<int64_t, 3> gridBound{kNoGridBound, kNoGridBound, kNoGridBound};
   std::vector<TensorMapArg> tensorMaps;
+  ProgramSchedule schedule;
   StageTimes times;
 };
 
@@ -701,6 +726,9 @@ const std::vector<std::string> &SimExecutable::accessSites() const {
 const std::vector<AbiArg> &SimExecutable::abi() const { return impl_->abi; }
 const std::vector<TensorMapArg> &SimExecutable::tensorMaps() const {
   return impl_->tensorMaps;
+}
+const ProgramSchedule &SimExecutable::schedule() const {
+  return impl_->schedule;
 }
 const std::array<int64_t, 3> &SimExecutable::gridBound() const {
   return impl_->gridBound;
@@ -727,7 +755,15 @@ finishSim(std::unique_ptr<SimExecutable::Impl> impl, mlir::ModuleOp mod,
     if (auto a = f->getAttrOfType<mlir::IntegerAttr>("tile.shared_bytes"))
       impl->sharedBytes = a.getInt();
     impl->tensorMaps = tensorMapsOf(f, impl->abi);
+    impl->schedule = scheduleOf(f);
     attributions = f.getNumWorkgroupAttributions();
+    // A scheduled kernel's block ids say nothing of its programs.
+    if (impl->schedule.logicalGrid) {
+      if (auto b = f->getAttrOfType<mlir::DenseI64ArrayAttr>("tile.grid_bound"))
+        for (int64_t d = 0; d < b.size() && d < 3; ++d)
+          impl->gridBound[d] = std::min(impl->gridBound[d], b[d]);
+      return;
+    }
     auto bound = [&](mlir::gpu::Dimension d, std::optional<llvm::APInt> ub) {
       auto &b = impl->gridBound[static_cast<int>(d)];
       if (ub)

@@ -2875,6 +2875,17 @@ EmittedKernel Emitter::run() {
   out.numStages = env.count("num_stages") ? env["num_stages"].getInt() : 2;
   func->setAttr("tile.num_warps", b.getI32IntegerAttr(out.numWarps));
   func->setAttr("tile.num_stages", b.getI32IntegerAttr(out.numStages));
+  // The program schedule: blocks that loop over the programs (persistent)
+  // and the order programs are taken in (groups of program_group along
+  // axis 0). The GPU lowering implements both (outlineKernel).
+  if (auto it = env.find("persistent");
+      it != env.end() && it->second.isBool() && it->second.getBool())
+    func->setAttr("tile.persistent", b.getUnitAttr());
+  if (auto it = env.find("program_group");
+      it != env.end() && it->second.isInt() && it->second.getInt() > 0)
+    func->setAttr("tile.program_group",
+                  b.getI32IntegerAttr(static_cast<int32_t>(
+                      std::min(it->second.getInt(), kMaxProgramGroup))));
   // VECTOR_WIDTH, where a configuration binds it, caps the elements per
   // vector access of the GPU lowering (tessera-gpu-vectorize-elementwise).
   if (auto it = env.find("VECTOR_WIDTH");

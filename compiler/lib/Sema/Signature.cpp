@@ -110,7 +110,8 @@ std::string dtypeItem(const Expr *e, DiagnosticEngine &diags) {
 } // namespace
 
 bool sema::isMetaParameter(std::string_view name) {
-  return name == "num_warps" || name == "num_stages" || name == "num_ctas";
+  return name == "num_warps" || name == "num_stages" || name == "num_ctas" ||
+         name == "persistent" || name == "program_group";
 }
 
 bool sema::isKernelDefinition(const FunctionDef &fn) {
@@ -326,7 +327,8 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
     return;
   for (const ExprPtr &a : call->args)
     diags_.error(a->loc(), "@kernel takes keyword arguments only "
-                           "(grid=, num_warps=, num_stages=)");
+                           "(grid=, num_warps=, num_stages=, persistent=, "
+                           "program_group=)");
   for (const Keyword &kw : call->keywords) {
     if (kw.name == "grid") {
       decl_.info.hasGrid = true;
@@ -358,8 +360,32 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
         decl_.decoratorDefaults[kw.name] = *v;
       continue;
     }
+    if (kw.name == "persistent") {
+      auto v = constant(*kw.value, kw.name.c_str());
+      if (v && !v->isBool()) {
+        diags_.error(kw.value->loc(), "persistent must be True or False");
+        continue;
+      }
+      if (v)
+        decl_.decoratorDefaults[kw.name] = *v;
+      continue;
+    }
+    if (kw.name == "program_group") {
+      auto v = constant(*kw.value, kw.name.c_str());
+      if (v &&
+          (!v->isInt() || v->getInt() < 0 || v->getInt() > kMaxProgramGroup)) {
+        diags_.error(kw.value->loc(),
+                     "program_group must be an integer in [0, " +
+                         std::to_string(kMaxProgramGroup) + "]");
+        continue;
+      }
+      if (v)
+        decl_.decoratorDefaults[kw.name] = *v;
+      continue;
+    }
     diags_.error(kw.loc, "unknown @kernel argument '" + kw.name +
-                             "' (expected grid, num_warps or num_stages)");
+                             "' (expected grid, num_warps, num_stages, "
+                             "persistent or program_group)");
   }
 }
 
@@ -700,6 +726,8 @@ sema::bindSpecialization(const KernelDecl &decl,
     known.insert(g);
   known.insert("num_warps");
   known.insert("num_stages");
+  known.insert("persistent");
+  known.insert("program_group");
   known.insert("dtype");
   known.insert("accum_dtype");
 
@@ -776,6 +804,26 @@ sema::bindSpecialization(const KernelDecl &decl,
       return fail(std::string(meta) + " must be an integer in [1, 64], got " +
                   v.toString());
   }
+  // The program schedule (persistent blocks, grouped program order).
+  for (const char *meta : {"persistent", "program_group"}) {
+    if (info.findParam(meta))
+      continue;
+    if (auto it = spec.constants.find(meta); it != spec.constants.end())
+      env[meta] = it->second;
+    else if (auto d = decl.decoratorDefaults.find(meta);
+             d != decl.decoratorDefaults.end() && !env.count(meta))
+      env[meta] = d->second;
+    else if (!env.count(meta))
+      env[meta] = std::string(meta) == "persistent" ? ConstValue::boolean(false)
+                                                    : ConstValue::integer(0);
+  }
+  if (!env["persistent"].isBool())
+    return fail("persistent must be True or False, got " +
+                env["persistent"].toString());
+  if (const ConstValue &g = env["program_group"];
+      !g.isInt() || g.getInt() < 0 || g.getInt() > kMaxProgramGroup)
+    return fail("program_group must be an integer in [0, " +
+                std::to_string(kMaxProgramGroup) + "], got " + g.toString());
 
   // Generic dtypes.
   for (const auto &[name, value] : spec.constants) {

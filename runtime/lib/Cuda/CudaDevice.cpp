@@ -178,6 +178,17 @@ Status CudaDevice::setMaxDynamicSharedMemory(const CudaKernel &kernel,
   return Status::ok();
 }
 
+StatusOr<int> CudaDevice::activeBlocksPerSm(const CudaKernel &kernel,
+                                            int blockSize,
+                                            size_t dynamicSharedBytes) const {
+  TESSERA_RETURN_IF_ERROR(makeCurrent());
+  int blocks = 0;
+  TESSERA_CU_RETURN_IF_ERROR(*api_, cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                             &blocks, kernel.function, blockSize,
+                             dynamicSharedBytes);
+  return blocks;
+}
+
 Status CudaDevice::launch(const CudaKernel &kernel, Dim3 grid, Dim3 block,
                           unsigned dynamicSharedBytes, CuStream stream,
                           void **params) const {

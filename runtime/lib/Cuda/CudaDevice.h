@@ -163,6 +163,10 @@ public:
   /// Loads a cubin (ELF), fatbin or PTX image (text; need not be
   /// NUL-terminated). INVALID_ARGUMENT for an image the driver rejects.
   StatusOr<CudaModule> loadModule(std::string_view image) const;
+  /// Blocks of `blockSize` threads with `dynamicSharedBytes` of dynamic
+  /// shared memory that run at once on one multiprocessor.
+  StatusOr<int> activeBlocksPerSm(const CudaKernel &kernel, int blockSize,
+                                  size_t dynamicSharedBytes) const;
   /// Lets `kernel` use up to `bytes` of dynamic shared memory (needed above
   /// 48 KiB).
   Status setMaxDynamicSharedMemory(const CudaKernel &kernel, int bytes) const;

@@ -196,6 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", ""}, ArtifactCase{"gemm", "fp16@accum(fp32)"},
         ArtifactCase{"gemm", "bf16@accum(fp32)"},
         ArtifactCase{"gemm", "fp16@accum(fp32)", true},
+        ArtifactCase{"gemm", "fp16@accum(fp32)", true, "persistent"},
         ArtifactCase{"gemm", "tf32", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},

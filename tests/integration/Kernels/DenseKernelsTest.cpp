@@ -277,11 +277,15 @@ TEST(GemmEdge, RegisterResidentAccumulators) {
 /// A block configuration of the library GEMM.
 struct GemmConfig {
   int64_t bm, bn, bk, warps, stages;
-  /// "BMxBNxBK, num_warps W, num_stages S".
+  bool persistent = false;
+  int64_t group = 0;
+  /// "BMxBNxBK, num_warps W, num_stages S[, persistent][, program_group G]".
   std::string describe() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
            std::to_string(bk) + ", num_warps " + std::to_string(warps) +
-           ", num_stages " + std::to_string(stages);
+           ", num_stages " + std::to_string(stages) +
+           (persistent ? ", persistent" : "") +
+           (group ? ", program_group " + std::to_string(group) : "");
   }
 };
 
@@ -296,6 +300,8 @@ std::shared_ptr<Kernel> configuredGemm(const std::string &precision,
                      {"BLOCK_K", ConstValue::integer(cfg.bk)},
                      {"num_warps", ConstValue::integer(cfg.warps)},
                      {"num_stages", ConstValue::integer(cfg.stages)},
+                     {"persistent", ConstValue::boolean(cfg.persistent)},
+                     {"program_group", ConstValue::integer(cfg.group)},
                      {"TRANS_A", ConstValue::boolean(ta)},
                      {"TRANS_B", ConstValue::boolean(tb)}},
        .precision = precision});
@@ -355,6 +361,40 @@ TEST(GemmEdge, WarpgroupConfigurations) {
             expectStoredGemm(kernel, dt, ta, tb, m, n, k, 1.25, -0.5, 41,
                              precision + " " + cfg.describe());
         }
+}
+
+// Program schedules: blocks that loop over the programs (the sim runs a
+// persistent kernel on 4 blocks, so each block runs several programs, and
+// a TMA ring carries its slots and mbarrier phases from one program's K
+// loop to the next: 7 K steps, not a multiple of the 3 or 4 slots) and
+// programs in groups along M (the last group smaller). f16 on wgmma, fp8
+// on wgmma k32 (K-major operands) and on the widened path.
+TEST(GemmEdge, ProgramSchedules) {
+  struct Case {
+    DType dt;
+    bool ta, tb;
+  };
+  for (Case c :
+       {Case{DType::F16, false, false}, Case{DType::F16, true, true},
+        Case{DType::F8E4M3, false, true}, Case{DType::F8E4M3, false, false}})
+    for (GemmConfig cfg :
+         std::vector<GemmConfig>{{64, 64, 32, 4, 3, true, 0},
+                                 {64, 64, 32, 4, 3, false, 3},
+                                 {128, 64, 32, 4, 2, true, 2},
+                                 {64, 32, 32, 2, 3, true, 8}}) {
+      std::string precision = std::string(dtypeName(c.dt)) + "@accum(fp32)";
+      auto kernel = configuredGemm(precision, cfg, c.ta, c.tb);
+      bool hardwareAccumulation = testDevice() == DeviceKind::Cuda &&
+                                  c.dt == DType::F8E4M3 && c.tb && !c.ta &&
+                                  cfg.warps % 4 == 0;
+      for (auto [m, n, k] :
+           std::vector<std::array<int64_t, 3>>{{328, 200, 224}, {70, 37, 17}})
+        expectStoredGemm(kernel, c.dt, c.ta, c.tb, m, n, k, 1.25, -0.5, 61,
+                         precision + " " + cfg.describe(),
+                         hardwareAccumulation
+                             ? std::optional<Tolerance>(tf32GemmTolerance(k))
+                             : std::nullopt);
+    }
 }
 
 // fp8 operands on tensor cores: widened to f16 as they are staged in
@@ -671,6 +711,46 @@ TEST(AttentionEdge, WarpgroupConfigurations) {
                 refused.empty() ? " none" : refused.c_str());
     EXPECT_GT(ran, 0) << "head dim " << d;
   }
+}
+
+// Persistent and grouped schedules of attention: 4 query blocks of 3 heads
+// (12 programs) on the sim's 4 persistent blocks, so that each block runs
+// programs whose key loops differ in length (causal: the diagonal's
+// position) and its TMA rings carry their phases across them.
+TEST(AttentionEdge, ProgramSchedules) {
+  for (bool causal : {false, true})
+    for (auto [persistent, group] : std::vector<std::pair<bool, int64_t>>{
+             {true, 0}, {true, 3}, {false, 2}}) {
+      const int64_t d = 64, m = 200, n = 150, heads = 3;
+      auto kernel = libraryKernel(
+          "attention", "attention",
+          withPrecision(DType::F16,
+                        {{"CAUSAL", ConstValue::boolean(causal)},
+                         {"HEAD_DIM", ConstValue::integer(d)},
+                         {"BLOCK_M", ConstValue::integer(64)},
+                         {"BLOCK_N", ConstValue::integer(32)},
+                         {"persistent", ConstValue::boolean(persistent)},
+                         {"program_group", ConstValue::integer(group)}}));
+      SCOPED_TRACE(std::string(causal ? "causal" : "non-causal") +
+                   (persistent ? ", persistent" : "") + ", program_group " +
+                   std::to_string(group));
+      HostTensor q = HostTensor::empty({1, heads, m, d}, DType::F16);
+      HostTensor k = HostTensor::empty({1, heads, n, d}, DType::F16);
+      HostTensor v = HostTensor::empty({1, heads, n, d}, DType::F16);
+      HostTensor o = HostTensor::empty({1, heads, m, d}, DType::F16);
+      fillNormal(q, 81);
+      fillNormal(k, 82);
+      fillNormal(v, 83);
+      double scale = defaultAttentionScale(d);
+      HostTensor expected = HostTensor::empty({heads, m, d}, DType::F32);
+      ref::attention(q.reshapedContiguous({heads, m, d}),
+                     k.reshapedContiguous({heads, n, d}),
+                     v.reshapedContiguous({heads, n, d}), expected, causal,
+                     scale);
+      ASSERT_LAUNCH(kernel, {view(q), view(k), view(v), view(o), Arg(scale)});
+      EXPECT_CLOSE(o.reshapedContiguous({heads, m, d}), expected,
+                   toleranceFor(DType::F16, Op::Attention, std::max(n, d)));
+    }
 }
 
 } // namespace

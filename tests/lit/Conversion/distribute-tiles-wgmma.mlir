@@ -389,3 +389,99 @@ func.func @gemm_fp8_k_major(%a: memref<?x?xf8E5M2, strided<[?, 1], offset: ?>> {
   tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// A persistent kernel in grouped order: the grid of programs arrives after
+// the arguments (before the tensor maps), and each block loops over its
+// programs from its block id in steps of the grid, each program after a
+// proxy fence and a barrier (the previous program's shared memory is
+// free). The ring's mbarriers are initialised once, before that loop, and
+// the K loop starts from the slot and phase where the previous program's
+// left them (a two-word private state).
+// CHECK-LABEL: gpu.func @gemm_persistent
+// CHECK-SAME: %{{.*}}: i64, %[[G0:.*]]: i64, %[[G1:.*]]: i64, %[[G2:.*]]: i64, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: tile.logical_grid
+// CHECK-SAME: tile.persistent, tile.program_group = 8 : i32
+// CHECK: %[[BARS:.*]] = nvgpu.mbarrier.create
+// CHECK-COUNT-3: nvgpu.mbarrier.init %[[BARS]]
+// CHECK: gpu.barrier
+// CHECK: %[[STATE:.*]] = memref.alloca() : memref<2xi32>
+// CHECK: %[[BID:.*]] = gpu.block_id  x
+// CHECK: %[[STEP:.*]] = gpu.grid_dim  x
+// CHECK: scf.for %[[T:.*]] = %[[BID]] to %{{.*}} step %[[STEP]] {
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: arith.minui
+// CHECK: %[[SLOT:.*]] = memref.load %[[STATE]][%c0]
+// CHECK: %[[PHASE:.*]] = memref.load %[[STATE]][%c1]
+// CHECK-NOT: nvgpu.mbarrier.init
+// CHECK: nvgpu.tma.async.load
+// CHECK: %[[K:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[SLOT]], %{{.*}} = %{{.*}})
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARS]]
+// CHECK: scf.yield
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: memref.store %[[K]]#1, %[[STATE]][%c0]
+// CHECK: memref.store %{{.*}}, %[[STATE]][%c1]
+// CHECK: } {llvm.loop_annotation = #{{.*}}, tile.program_loop}
+// CHECK-NEXT: gpu.return
+func.func @gemm_persistent(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32, tile.persistent, tile.program_group = 8 : i32} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %c64 = arith.constant 64 : i64
+  %c128 = arith.constant 128 : i64
+  %p0 = tile.program_id 0 : i64
+  %p1 = tile.program_id 1 : i64
+  %m0 = arith.muli %p0, %c64 : i64
+  %n0 = arith.muli %p1, %c128 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%m0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+    %y = tile.load %b[%k0, %n0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%m0, %n0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// A load at the top of a persistent kernel's program (attention's query
+// block) pipelines the loop over programs: its ring's mbarriers before the
+// loop, the next program's block copied at the top of each program, after
+// the ring's wait, a proxy fence and the barrier; the K loop inside keeps
+// its ring state across programs.
+// CHECK-LABEL: gpu.func @attention_like
+// CHECK: %[[KBARS:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[STATE:.*]] = memref.alloca() : memref<2xi32>
+// CHECK: %[[QBARS:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.tma.async.load %{{.*}}, %[[QBARS]][%c0]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %c0_i32, %[[QPHASE:.*]] = %false) -> (i32, i1) {
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[QBARS]][%{{.*}}], %[[QPHASE]]
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.tma.async.load %{{.*}}, %[[QBARS]]
+// CHECK: memref.load %[[STATE]][%c0]
+// CHECK: nvgpu.tma.async.load %{{.*}}, %[[KBARS]]
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[KBARS]]
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: memref.store %{{.*}}, %[[STATE]][%c0]
+// CHECK: } {llvm.loop_annotation = #{{.*}}, tile.program_loop}
+func.func @attention_like(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32, tile.persistent} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %c64 = arith.constant 64 : i64
+  %p0 = tile.program_id 0 : i64
+  %m0 = arith.muli %p0, %c64 : i64
+  %x = tile.load %q[%m0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x64xf16>
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x32xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x32xf32>) : i64 {
+    %y = tile.load %b[%c0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x64xf16>, tensor<64x32xf16> -> tensor<64x32xf32>
+    scf.yield %d : tensor<64x32xf32>
+  }
+  tile.store %acc, %c[%m0, %c0] : tensor<64x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -412,3 +412,48 @@ func.func @split_program_id_wide(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>
   tile.store %x, %a[%z, %c0i] : tensor<1x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// Grouped program order without a persistent loop: block x runs program
+// x of the grid of programs that follows the arguments, taken in groups of
+// 4 along axis 0 (the last group smaller), axis 0 fastest within a group;
+// num_programs reads that grid.
+// CHECK-LABEL: gpu.func @copy_grouped
+// CHECK-SAME: %[[G0:[a-z0-9]+]]: i64, %[[G1:[a-z0-9]+]]: i64, %[[G2:[a-z0-9]+]]: i64) kernel
+// CHECK-SAME: tile.logical_grid
+// CHECK-SAME: tile.program_group = 4 : i32
+// CHECK-NOT: scf.for
+// CHECK: %[[X0:.*]] = arith.index_cast %[[G0]] : i64 to index
+// CHECK: %[[X1:.*]] = arith.index_cast %[[G1]] : i64 to index
+// CHECK: %[[PLANE:.*]] = arith.muli %[[X0]], %[[X1]] : index
+// CHECK: %[[BID:.*]] = gpu.block_id  x
+// CHECK: %[[R:.*]] = arith.remui %[[BID]], %[[PLANE]] : index
+// CHECK: %[[WIDTH:.*]] = arith.muli %[[X1]], %c4 : index
+// CHECK: %[[GROUP:.*]] = arith.divui %[[R]], %[[WIDTH]] : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[GROUP]], %c4 : index
+// CHECK: %[[LEFT:.*]] = arith.subi %[[X0]], %[[FIRST]] : index
+// CHECK: %[[SIZE:.*]] = arith.minui %[[LEFT]], %c4 : index
+// CHECK: %[[IN:.*]] = arith.remui %[[R]], %[[WIDTH]] : index
+// CHECK: %[[OFF:.*]] = arith.remui %[[IN]], %[[SIZE]] : index
+// CHECK: %[[P0:.*]] = arith.addi %[[FIRST]], %[[OFF]] : index
+// CHECK: %[[P1:.*]] = arith.divui %[[IN]], %[[SIZE]] : index
+// CHECK: arith.index_cast %[[P0]] : index to i64
+// CHECK: arith.index_cast %[[P1]] : index to i64
+// CHECK: vector.broadcast %[[G2]] : i64 to vector<8xi64>
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+func.func @copy_grouped(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %y: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.program_group = 4 : i32} {
+  %c32 = arith.constant 32 : i64
+  %n = tile.num_programs 2 : i64
+  %p0 = tile.program_id 0 : i64
+  %p1 = tile.program_id 1 : i64
+  %r = arith.muli %p0, %c32 : i64
+  %c = arith.muli %p1, %c32 : i64
+  %t = tile.load %x[%r, %c] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<32x32xf32>
+  %s = tile.splat %n : tensor<32x32xi64>
+  %f = arith.sitofp %s : tensor<32x32xi64> to tensor<32x32xf32>
+  %o = arith.addf %t, %f : tensor<32x32xf32>
+  tile.store %o, %y[%r, %c] : tensor<32x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

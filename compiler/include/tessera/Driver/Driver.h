@@ -120,6 +120,18 @@ struct TensorMapArg {
   int swizzle = 0;          ///< swizzle span in bytes: 0, 32, 64 or 128
 };
 
+/// How a GPU kernel's blocks run its programs. A scheduled kernel
+/// (`logicalGrid`) takes the extents of its grid of programs as three
+/// 64-bit arguments after its own (before any tensor maps) and runs them
+/// in grouped order (`group` programs of grid axis 0 per group; 0: axis 0
+/// fastest): block x runs program x, or, when `persistent`, programs x,
+/// x + gridDim.x, ... of a launch of any number of blocks.
+struct ProgramSchedule {
+  bool logicalGrid = false;
+  bool persistent = false;
+  int64_t group = 0;
+};
+
 /// Registers, memory and spills of a GPU kernel as reported by the assembler
 /// (plain numbers; see tessera/Target/CUDA/ResourceUsage.h).
 struct GpuResources {
@@ -140,6 +152,7 @@ struct GpuResources {
   int registerCap = 0;
   /// The tensor maps the kernel takes after its arguments.
   std::vector<TensorMapArg> tensorMaps;
+  ProgramSchedule schedule;
 };
 
 /// Options of the GPU stages of `emit`.
@@ -215,9 +228,11 @@ public:
   /// The tensor maps the kernel takes after its arguments (one slot each:
   /// the address of a SimTensorMap).
   const std::vector<TensorMapArg> &tensorMaps() const;
+  const ProgramSchedule &schedule() const;
   /// The most program instances per grid axis the code allows (the
-  /// `upper_bound`s of its block ids; kNoGridBound where it has none). A
-  /// launch beyond it breaks what the code was compiled to assume.
+  /// `upper_bound`s of its block ids, or the grid of programs a scheduled
+  /// kernel assumes; kNoGridBound where it has none). A launch beyond it
+  /// breaks what the code was compiled to assume.
   const std::array<int64_t, 3> &gridBound() const;
   const StageTimes &times() const;
   /// Hash of the GPU IR it simulates (see CpuExecutable::codeFingerprint).

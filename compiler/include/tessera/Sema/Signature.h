@@ -45,7 +45,8 @@ std::optional<KernelDecl> analyzeKernel(const ast::FunctionDef &fn,
 
 /// Binds every compile-time name a kernel body or grid may use: module
 /// constants, constexpr defaults overridden by `spec`, autotune/meta
-/// parameters (`num_warps`, `num_stages`), and the generic dtypes set by
+/// parameters (`num_warps`, `num_stages`, `persistent`, `program_group`),
+/// and the generic dtypes set by
 /// the precision policy. Errors (unknown constexpr in `spec`, bad policy,
 /// unbound generic dtype) go to `error`.
 std::optional<ConstEnv> bindSpecialization(const KernelDecl &decl,
@@ -55,6 +56,10 @@ std::optional<ConstEnv> bindSpecialization(const KernelDecl &decl,
 
 /// Names that are always meta-parameters of the backend.
 bool isMetaParameter(std::string_view name);
+
+/// The largest `program_group` (programs of grid axis 0 per group in the
+/// grouped program order).
+inline constexpr int64_t kMaxProgramGroup = 65535;
 
 } // namespace tessera::sema
 
