@@ -482,7 +482,6 @@ emitTileModule(mlir::MLIRContext &ctx, const SourceModule &module,
   return mod;
 }
 
-/// The tensor maps a lowered kernel takes (`tile.tensor_maps`).
 /// The program schedule of kernel `f` (see outlineKernel).
 ProgramSchedule scheduleOf(mlir::gpu::GPUFuncOp f) {
   ProgramSchedule s;
@@ -493,6 +492,7 @@ ProgramSchedule scheduleOf(mlir::gpu::GPUFuncOp f) {
   return s;
 }
 
+/// The tensor maps a lowered kernel takes (`tile.tensor_maps`).
 std::vector<TensorMapArg> tensorMapsOf(mlir::gpu::GPUFuncOp f,
                                        const std::vector<AbiArg> &abi) {
   std::vector<TensorMapArg> maps;

@@ -817,11 +817,13 @@ sema::bindSpecialization(const KernelDecl &decl,
       env[meta] = std::string(meta) == "persistent" ? ConstValue::boolean(false)
                                                     : ConstValue::integer(0);
   }
-  if (!env["persistent"].isBool())
+  // (A kernel parameter of either name is the kernel's own, not these.)
+  if (!info.findParam("persistent") && !env["persistent"].isBool())
     return fail("persistent must be True or False, got " +
                 env["persistent"].toString());
   if (const ConstValue &g = env["program_group"];
-      !g.isInt() || g.getInt() < 0 || g.getInt() > kMaxProgramGroup)
+      !info.findParam("program_group") &&
+      (!g.isInt() || g.getInt() < 0 || g.getInt() > kMaxProgramGroup))
     return fail("program_group must be an integer in [0, " +
                 std::to_string(kMaxProgramGroup) + "], got " + g.toString());
 
