@@ -2878,17 +2878,15 @@ EmittedKernel Emitter::run() {
   // The program schedule: blocks that loop over the programs (persistent)
   // and the order programs are taken in (groups of program_group along
   // axis 0). The GPU lowering implements both (outlineKernel).
-  // (A kernel parameter of either name is the kernel's own.)
+  // (bindSpecialization checked both values.)
   if (auto it = env.find("persistent");
-      !info.findParam("persistent") && it != env.end() && it->second.isBool() &&
-      it->second.getBool())
+      it != env.end() && it->second.isBool() && it->second.getBool())
     func->setAttr("tile.persistent", b.getUnitAttr());
   if (auto it = env.find("program_group");
-      !info.findParam("program_group") && it != env.end() &&
-      it->second.isInt() && it->second.getInt() > 0)
-    func->setAttr("tile.program_group",
-                  b.getI32IntegerAttr(static_cast<int32_t>(
-                      std::min(it->second.getInt(), kMaxProgramGroup))));
+      it != env.end() && it->second.isInt() && it->second.getInt() > 0)
+    func->setAttr(
+        "tile.program_group",
+        b.getI32IntegerAttr(static_cast<int32_t>(it->second.getInt())));
   // VECTOR_WIDTH, where a configuration binds it, caps the elements per
   // vector access of the GPU lowering (tessera-gpu-vectorize-elementwise).
   if (auto it = env.find("VECTOR_WIDTH");

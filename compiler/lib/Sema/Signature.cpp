@@ -107,6 +107,50 @@ std::string dtypeItem(const Expr *e, DiagnosticEngine &diags) {
   return "";
 }
 
+/// A meta-parameter of the backend that `@kernel`, an autotune space or a
+/// specialisation may set: its value when none does, and the values it
+/// takes ("NAME must be `expected`").
+struct BackendMeta {
+  const char *name;
+  ConstValue byDefault;
+  bool (*valid)(const ConstValue &);
+  std::string expected;
+};
+
+/// The largest `program_group` (programs of grid axis 0 per group in the
+/// grouped program order).
+constexpr int64_t kMaxProgramGroup = 65535;
+
+const std::vector<BackendMeta> &backendMetas() {
+  static const std::vector<BackendMeta> metas = {
+      {"num_warps", ConstValue::integer(4),
+       [](const ConstValue &v) {
+         return v.isInt() && v.getInt() >= 1 && v.getInt() <= 64;
+       },
+       "an integer in [1, 64]"},
+      {"num_stages", ConstValue::integer(2),
+       [](const ConstValue &v) {
+         return v.isInt() && v.getInt() >= 1 && v.getInt() <= 64;
+       },
+       "an integer in [1, 64]"},
+      {"persistent", ConstValue::boolean(false),
+       [](const ConstValue &v) { return v.isBool(); }, "True or False"},
+      {"program_group", ConstValue::integer(0),
+       [](const ConstValue &v) {
+         return v.isInt() && v.getInt() >= 0 && v.getInt() <= kMaxProgramGroup;
+       },
+       "an integer in [0, " + std::to_string(kMaxProgramGroup) + "]"},
+  };
+  return metas;
+}
+
+const BackendMeta *findBackendMeta(const std::string &name) {
+  for (const BackendMeta &m : backendMetas())
+    if (name == m.name)
+      return &m;
+  return nullptr;
+}
+
 } // namespace
 
 bool sema::isMetaParameter(std::string_view name) {
@@ -349,37 +393,11 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
       }
       continue;
     }
-    if (kw.name == "num_warps" || kw.name == "num_stages") {
+    if (const BackendMeta *m = findBackendMeta(kw.name)) {
       auto v = constant(*kw.value, kw.name.c_str());
-      if (v && (!v->isInt() || v->getInt() < 1 || v->getInt() > 64)) {
-        diags_.error(kw.value->loc(),
-                     kw.name + " must be an integer in [1, 64]");
-        continue;
-      }
-      if (v)
-        decl_.decoratorDefaults[kw.name] = *v;
-      continue;
-    }
-    if (kw.name == "persistent") {
-      auto v = constant(*kw.value, kw.name.c_str());
-      if (v && !v->isBool()) {
-        diags_.error(kw.value->loc(), "persistent must be True or False");
-        continue;
-      }
-      if (v)
-        decl_.decoratorDefaults[kw.name] = *v;
-      continue;
-    }
-    if (kw.name == "program_group") {
-      auto v = constant(*kw.value, kw.name.c_str());
-      if (v &&
-          (!v->isInt() || v->getInt() < 0 || v->getInt() > kMaxProgramGroup)) {
-        diags_.error(kw.value->loc(),
-                     "program_group must be an integer in [0, " +
-                         std::to_string(kMaxProgramGroup) + "]");
-        continue;
-      }
-      if (v)
+      if (v && !m->valid(*v))
+        diags_.error(kw.value->loc(), kw.name + " must be " + m->expected);
+      else if (v)
         decl_.decoratorDefaults[kw.name] = *v;
       continue;
     }
@@ -724,10 +742,8 @@ sema::bindSpecialization(const KernelDecl &decl,
       known.insert(name);
   for (const std::string &g : info.genericDTypes)
     known.insert(g);
-  known.insert("num_warps");
-  known.insert("num_stages");
-  known.insert("persistent");
-  known.insert("program_group");
+  for (const BackendMeta &m : backendMetas())
+    known.insert(m.name);
   known.insert("dtype");
   known.insert("accum_dtype");
 
@@ -779,53 +795,27 @@ sema::bindSpecialization(const KernelDecl &decl,
       else
         env[name] = values.front();
     }
-  for (const char *meta : {"num_warps", "num_stages"}) {
-    if (info.findParam(meta))
-      continue; // A constexpr parameter, bound above.
-    if (auto it = spec.constants.find(meta); it != spec.constants.end()) {
-      env[meta] = it->second;
-      continue;
+  // The backend's meta-parameters: a constexpr parameter of the same name
+  // (bound above), the specialisation, the space (bound above), the
+  // decorator, the backend's default.
+  for (const BackendMeta &m : backendMetas()) {
+    if (!info.findParam(m.name)) {
+      bool inSpace =
+          info.autotune &&
+          std::any_of(info.autotune->space.begin(), info.autotune->space.end(),
+                      [&](auto &e) { return e.first == m.name; });
+      if (auto it = spec.constants.find(m.name); it != spec.constants.end())
+        env[m.name] = it->second;
+      else if (auto d = decl.decoratorDefaults.find(m.name);
+               !inSpace && d != decl.decoratorDefaults.end())
+        env[m.name] = d->second;
+      else if (!inSpace)
+        env[m.name] = m.byDefault;
     }
-    bool inSpace =
-        info.autotune &&
-        std::any_of(info.autotune->space.begin(), info.autotune->space.end(),
-                    [&](auto &e) { return e.first == meta; });
-    if (inSpace)
-      continue; // Bound from the space above.
-    auto d = decl.decoratorDefaults.find(meta);
-    env[meta] =
-        d != decl.decoratorDefaults.end()
-            ? d->second
-            : ConstValue::integer(std::string(meta) == "num_warps" ? 4 : 2);
+    if (!m.valid(env[m.name]))
+      return fail(std::string(m.name) + " must be " + m.expected + ", got " +
+                  env[m.name].toString());
   }
-  for (const char *meta : {"num_warps", "num_stages"}) {
-    const ConstValue &v = env[meta];
-    if (!v.isInt() || v.getInt() < 1 || v.getInt() > 64)
-      return fail(std::string(meta) + " must be an integer in [1, 64], got " +
-                  v.toString());
-  }
-  // The program schedule (persistent blocks, grouped program order).
-  for (const char *meta : {"persistent", "program_group"}) {
-    if (info.findParam(meta))
-      continue;
-    if (auto it = spec.constants.find(meta); it != spec.constants.end())
-      env[meta] = it->second;
-    else if (auto d = decl.decoratorDefaults.find(meta);
-             d != decl.decoratorDefaults.end() && !env.count(meta))
-      env[meta] = d->second;
-    else if (!env.count(meta))
-      env[meta] = std::string(meta) == "persistent" ? ConstValue::boolean(false)
-                                                    : ConstValue::integer(0);
-  }
-  // (A kernel parameter of either name is the kernel's own, not these.)
-  if (!info.findParam("persistent") && !env["persistent"].isBool())
-    return fail("persistent must be True or False, got " +
-                env["persistent"].toString());
-  if (const ConstValue &g = env["program_group"];
-      !info.findParam("program_group") &&
-      (!g.isInt() || g.getInt() < 0 || g.getInt() > kMaxProgramGroup))
-    return fail("program_group must be an integer in [0, " +
-                std::to_string(kMaxProgramGroup) + "], got " + g.toString());
 
   // Generic dtypes.
   for (const auto &[name, value] : spec.constants) {

@@ -213,6 +213,45 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// What a launch needs beside the code -- block size, tile shared memory,
+// the tensor maps after the arguments, the program schedule -- comes with
+// PTX as with a cubin (the runtime falls back to PTX, which the driver
+// assembles, when no assembler is found): a persistent f16 GEMM on sm_90a
+// copies A and B by TMA.
+TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
+  auto m = parseLibrary("gemm");
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  Specialization spec;
+  spec.precision = "fp16@accum(fp32)";
+  spec.unitStrideTensors = {"A", "B", "C"};
+  spec.alignedTensors = {"A", "B", "C"};
+  spec.alignmentKnown = true;
+  spec.constants["persistent"] = ConstValue::boolean(true);
+  spec.constants["program_group"] = ConstValue::integer(8);
+  driver::GpuEmitOptions opts;
+  opts.arch = "sm_90a";
+  driver::GpuResources ptx;
+  auto text = driver::emit(**m, "gemm", spec, driver::EmitKind::PTX, nullptr,
+                           opts, &ptx);
+  ASSERT_TRUE(text.ok()) << text.status().toString();
+  EXPECT_EQ(ptx.blockSize, 128);
+  EXPECT_GT(ptx.tileSharedBytes, 0);
+  EXPECT_EQ(ptx.tensorMaps.size(), 2u);
+  EXPECT_TRUE(ptx.schedule.logicalGrid);
+  EXPECT_TRUE(ptx.schedule.persistent);
+  EXPECT_EQ(ptx.schedule.group, 8);
+  if (!cuda::assemblerAvailable(cuda::AssemblerBackend::kAuto).isOk())
+    return;
+  driver::GpuResources cubin;
+  ASSERT_TRUE(driver::emit(**m, "gemm", spec, driver::EmitKind::Cubin, nullptr,
+                           opts, &cubin)
+                  .ok());
+  EXPECT_EQ(cubin.blockSize, ptx.blockSize);
+  EXPECT_EQ(cubin.tileSharedBytes, ptx.tileSharedBytes);
+  EXPECT_EQ(cubin.tensorMaps.size(), ptx.tensorMaps.size());
+  EXPECT_EQ(cubin.schedule.group, ptx.schedule.group);
+}
+
 } // namespace
 
 namespace {

@@ -57,10 +57,6 @@ std::optional<ConstEnv> bindSpecialization(const KernelDecl &decl,
 /// Names that are always meta-parameters of the backend.
 bool isMetaParameter(std::string_view name);
 
-/// The largest `program_group` (programs of grid axis 0 per group in the
-/// grouped program order).
-inline constexpr int64_t kMaxProgramGroup = 65535;
-
 } // namespace tessera::sema
 
 #endif // TESSERA_SEMA_SIGNATURE_H
