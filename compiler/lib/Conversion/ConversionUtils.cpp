@@ -207,7 +207,8 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   kernel.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
-  for (StringRef a : {"tile.num_warps", "tile.num_stages", "tile.index32"})
+  for (StringRef a : {"tile.num_warps", "tile.num_stages", "tile.index32",
+                      "tile.warp_specialize"})
     if (Attribute v = f->getAttr(a))
       kernel->setAttr(a, v);
 
@@ -520,4 +521,14 @@ std::optional<int64_t> mlir::tessera::simWgmmaConfig(NVVM::WGMMATypes in,
   }
   return n | format << 10 | int64_t(transA) << 12 | int64_t(transB) << 13 |
          int64_t(scaleD) << 14 | int64_t(registerA) << 15;
+}
+
+int64_t mlir::tessera::consumerRegisters(int64_t consumerWarps) {
+  int64_t consumers = consumerWarps * 32, threads = consumers + 128;
+  // What ptxas allows each thread of the block at entry (.maxntid threads,
+  // .minnctapersm 1), then the consumers' share of the block's pool.
+  int64_t entry = std::min<int64_t>(255, 65536 / threads) / 8 * 8;
+  int64_t share =
+      (entry * threads - 128 * kProducerRegisters) / consumers / 8 * 8;
+  return std::min<int64_t>(240, share);
 }

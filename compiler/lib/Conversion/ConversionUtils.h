@@ -110,6 +110,16 @@ std::optional<int64_t> simWgmmaConfig(NVVM::WGMMATypes in, int64_t n,
                                       bool transA, bool transB, bool scaleD,
                                       bool registerA);
 
+/// Registers per thread a warp-specialised kernel's producer warpgroup
+/// keeps (setmaxnreg.dec): it issues TMA copies from coordinates.
+constexpr int64_t kProducerRegisters = 40;
+
+/// Registers per thread its `consumerWarps` consumer warps take
+/// (setmaxnreg.inc) once the producer has released its own: what one block
+/// of consumerWarps * 32 + 128 threads may hold, less the producer's, at
+/// most 240 and a multiple of 8 (setmaxnreg's granule).
+int64_t consumerRegisters(int64_t consumerWarps);
+
 } // namespace mlir::tessera
 
 #endif // TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H

@@ -415,6 +415,18 @@ private:
   bool warpgroupMma;
   /// Pipelined wgmma operands may be copied by TMA.
   bool tensorCopies;
+  /// Warp specialisation (`tile.warp_specialize`): the TMA rings are fed by
+  /// a producer warpgroup after the `warps` consumer warps, which release
+  /// each slot on an mbarrier of its own once they are done reading it;
+  /// tessera-warp-specialize splits the kernel along the ops marked
+  /// `tile.producer`. Its copies are issued by the producer's first
+  /// thread (`producerLeader`).
+  bool specialise = false, fedRings = false;
+  Value producerLeader;
+  /// Whether the producer warpgroup alone can compute where `op` copies
+  /// from: its offsets and the bounds of the loops around it read no
+  /// memory.
+  bool producerComputable(LoadOp op);
   /// A tensor map the kernel receives as an added argument: the argument
   /// whose tensor it maps, the box (in the tensor's dimension order) and
   /// the swizzle span in bytes.
@@ -2214,6 +2226,47 @@ Value KernelLowering::tensorMapFor(LoadOp op, BlockArgument src) {
   return descriptor;
 }
 
+bool KernelLowering::producerComputable(LoadOp op) {
+  SmallVector<Value> work(op.getOffsets());
+  for (Operation *p = op->getParentOp(); p && p != kernel;
+       p = p->getParentOp()) {
+    if (auto f = dyn_cast<scf::ForOp>(p))
+      work.append({f.getLowerBound(), f.getUpperBound(), f.getStep()});
+    else if (auto i = dyn_cast<scf::IfOp>(p))
+      work.push_back(i.getCondition());
+  }
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    // A loop-carried value: its initial and yielded values.
+    auto carried = [&](scf::ForOp f, unsigned i) {
+      work.push_back(f.getInitArgs()[i]);
+      work.push_back(f.getBody()->getTerminator()->getOperand(i));
+    };
+    if (auto a = dyn_cast<BlockArgument>(v)) {
+      if (auto f = dyn_cast<scf::ForOp>(a.getOwner()->getParentOp());
+          f && a.getArgNumber() > 0)
+        carried(f, a.getArgNumber() - 1);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto f = dyn_cast<scf::ForOp>(def)) {
+      carried(f, cast<OpResult>(v).getResultNumber());
+      work.append({f.getLowerBound(), f.getUpperBound(), f.getStep()});
+      continue;
+    }
+    if (!isMemoryEffectFree(def))
+      return false;
+    work.append(def->operand_begin(), def->operand_end());
+    def->walk([&](scf::YieldOp y) {
+      work.append(y->operand_begin(), y->operand_end());
+    });
+  }
+  return true;
+}
+
 LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                                                  ArrayRef<LoadOp> loads,
                                                  OpBuilder &b, IRMapping &map) {
@@ -2278,6 +2331,20 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   }
   bool anyTma = llvm::any_of(pipes, [](const Pipe &p) { return p.tma; });
   bool anyCp = llvm::any_of(pipes, [](const Pipe &p) { return !p.tma; });
+  // A ring of TMA copies only is fed by the producer warpgroup of a
+  // specialised kernel: a second mbarrier per slot counts the consumer
+  // threads' releases of the slot, which the producer waits for before it
+  // fills the slot again (the consumers' own barrier before each iteration's
+  // copies is gone).
+  bool producerFed = specialise && anyTma && !anyCp;
+  fedRings |= producerFed;
+  Value empties;
+  UnitAttr producerMark = b.getUnitAttr();
+  auto produces = [&](Operation *op) {
+    if (producerFed)
+      op->setAttr("tile.producer", producerMark);
+    return op;
+  };
   // One mbarrier per slot, initialised by thread 0 for one arrival (its
   // expect-tx) plus the stage's transaction bytes.
   Value bars, leader;
@@ -2289,18 +2356,33 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     return arith::ConstantIntOp::create(ob, l, i32, v).getResult();
   };
   if (anyTma) {
-    OpBuilder &ib = continued ? *entry : b;
-    bars = nvgpu::MBarrierCreateOp::create(
-        ib, l, nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), slots));
+    // The producer's barriers are initialised where every thread of the
+    // block passes, before the kernel splits.
+    OpBuilder &ib = continued || producerFed ? *entry : b;
+    auto groupType =
+        nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), slots);
+    bars = nvgpu::MBarrierCreateOp::create(ib, l, groupType);
     leader = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, tid,
                                    cIndex(ib, l, 0));
     for (int64_t s = 0; s < slots; ++s)
       nvgpu::MBarrierInitOp::create(ib, l, bars, cIndex(ib, l, 1),
                                     cIndex(ib, l, s), leader);
+    if (producerFed) {
+      empties = nvgpu::MBarrierCreateOp::create(ib, l, groupType);
+      for (int64_t s = 0; s < slots; ++s)
+        nvgpu::MBarrierInitOp::create(ib, l, empties, cIndex(ib, l, warps * 32),
+                                      cIndex(ib, l, s), leader);
+      if (!producerLeader)
+        producerLeader =
+            arith::CmpIOp::create(*entry, l, arith::CmpIPredicate::eq, tid,
+                                  cIndex(*entry, l, warps * 32));
+    }
     // The initialised barriers visible to the copies' async proxy and to
     // every thread before any waits.
     fenceForWgmma(ib, l, true);
-    gpu::BarrierOp::create(ib, l);
+    Operation *ready = gpu::BarrierOp::create(ib, l);
+    if (producerFed)
+      ready->setAttr("tile.ring_entry", producerMark);
     if (continued) {
       ringState = memref::AllocaOp::create(ib, l, MemRefType::get({2}, i32));
       for (int64_t i = 0; i < 2; ++i)
@@ -2339,14 +2421,31 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   // accumulator's initial values are then defined: ptxas serialises wgmma
   // pipelines that such definitions reach).
   bool allAsync = llvm::all_of(pipes, [](const Pipe &p) { return p.async; });
-  auto issue = [&](OpBuilder &ob, Value iv, Value slot) -> Value {
+  // `fill`: the phase parity of the slot's fill (for the producer's wait
+  // on its release).
+  auto issue = [&](OpBuilder &ob, Value iv, Value slot, Value fill) -> Value {
     Value pred = before(ob, iv);
-    // TMA: thread 0 announces the stage's bytes, then copies each atom of
-    // each block; nothing is issued past the last iteration.
+    // TMA: thread 0 (the producer's first thread) announces the stage's
+    // bytes, then copies each atom of each block; nothing is issued past
+    // the last iteration.
     if (anyTma) {
-      Value go = arith::AndIOp::create(ob, l, pred, leader);
-      nvgpu::MBarrierArriveExpectTxOp::create(
-          ob, l, bars, cIndex(ob, l, stageBytes), slot, go);
+      Value go = arith::AndIOp::create(ob, l, pred,
+                                       producerFed ? producerLeader : leader);
+      if (producerFed) {
+        // The slot's previous fill released (a fresh barrier's phase "-1"
+        // counts as released).
+        auto released = scf::IfOp::create(ob, l, pred, /*withElse=*/false);
+        OpBuilder wb = released.getThenBodyBuilder();
+        produces(nvgpu::MBarrierTryWaitParityOp::create(
+            wb, l, empties,
+            arith::XOrIOp::create(
+                wb, l, fill,
+                arith::ConstantIntOp::create(wb, l, wb.getI1Type(), 1)),
+            cIndex(wb, l, kMbarrierWaitTicks), slot));
+        produces(released);
+      }
+      produces(nvgpu::MBarrierArriveExpectTxOp::create(
+          ob, l, bars, cIndex(ob, l, stageBytes), slot, go));
       for (Pipe &p : pipes) {
         if (!p.tma)
           continue;
@@ -2389,8 +2488,9 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
                                                  cIndex(ob, l, a * atom)));
           for (int64_t d = rank - 2; d >= 0; --d)
             coords.push_back(offsets[d]);
-          nvgpu::TmaAsyncLoadOp::create(ob, l, dst, bars, p.descriptor, coords,
-                                        slot, /*multicastMask=*/Value(), go);
+          produces(nvgpu::TmaAsyncLoadOp::create(
+              ob, l, dst, bars, p.descriptor, coords, slot,
+              /*multicastMask=*/Value(), go));
         }
       }
     }
@@ -2437,11 +2537,22 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
         ahead);
     return arith::IndexCastUIOp::create(ob, l, ob.getIndexType(), s);
   };
+  // The phase parity of slot `slot32 + k` when `slot32`'s is `parity`: it
+  // flips where the ring wraps.
+  auto parityAfter = [&](OpBuilder &ob, Value slot32, Value parity,
+                         int64_t k) -> Value {
+    Value wraps = arith::CmpIOp::create(
+        ob, l, arith::CmpIPredicate::uge,
+        arith::AddIOp::create(ob, l, slot32, c32(ob, k)), c32(ob, slots));
+    return arith::XOrIOp::create(ob, l, parity, wraps);
+  };
   // Prologue: the first ring - 1 iterations' copies in flight.
   Value token;
   for (int64_t s = 0; s + 1 < ring; ++s)
     token = issue(b, ivAt(b, lb, s),
-                  ringState ? slotAfter(b, firstSlot, s) : cIndex(b, l, s));
+                  ringState ? slotAfter(b, firstSlot, s) : cIndex(b, l, s),
+                  producerFed ? parityAfter(b, firstSlot, firstParity, s)
+                              : Value());
 
   SmallVector<Value> inits;
   for (Value v : loop.getInitArgs())
@@ -2481,15 +2592,21 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
   // the top of a program (the next programs' blocks copied while this one
   // computes): the previous program's shared-memory writes are ordered
   // before this one's TMA copies, as in the loop's plain form.
+  // A producer-fed ring has no such writes to order (its slots are
+  // written by TMA only, and no buffer of the kernel is reused) and waits
+  // for the slot's release instead.
   if (loop->hasAttr("tile.program_loop")) {
     nl->setAttr("tile.program_loop", b.getUnitAttr());
     nl->setAttr("llvm.loop_annotation", noUnroll(ctx));
-    fenceForWgmma(ib, l, warpgroupMma);
+    if (!producerFed)
+      fenceForWgmma(ib, l, warpgroupMma);
   }
-  gpu::BarrierOp::create(ib, l);
+  if (!producerFed)
+    gpu::BarrierOp::create(ib, l);
   // The copies run ring - 1 iterations ahead: slot + ring - 1, modulo
   // the slots.
-  issue(ib, ivAt(ib, iv, ring - 1), slotAfter(ib, slot32, ring - 1));
+  issue(ib, ivAt(ib, iv, ring - 1), slotAfter(ib, slot32, ring - 1),
+        producerFed ? parityAfter(ib, slot32, parity, ring - 1) : Value());
   for (Pipe &p : pipes)
     staged[p.op.getResult()] = {
         p.buffer,
@@ -2506,6 +2623,22 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     return failure();
   auto yield = cast<scf::YieldOp>(nb->back());
   OpBuilder yb(yield);
+  // The consumers release the slot whose products are complete: this
+  // iteration's, or with products in flight the previous iteration's (the
+  // last one's after the loop).
+  auto release = [&](OpBuilder &ob, Value slotIndex) {
+    nvgpu::MBarrierArriveOp::create(ob, l, nvgpu::MBarrierTokenType::get(ctx),
+                                    empties, slotIndex);
+  };
+  if (producerFed && inFlight) {
+    auto notFirst = scf::IfOp::create(
+        yb, l, arith::CmpIOp::create(yb, l, arith::CmpIPredicate::ne, iv, lb),
+        /*withElse=*/false);
+    OpBuilder rb = notFirst.getThenBodyBuilder();
+    release(rb, slotAfter(rb, slot32, slots - 1));
+  } else if (producerFed) {
+    release(yb, slot);
+  }
   Value next = arith::AddIOp::create(yb, l, slot32, c32(yb, 1));
   Value wrap = arith::CmpIOp::create(yb, l, arith::CmpIPredicate::eq, next,
                                      c32(yb, slots));
@@ -2524,6 +2657,11 @@ LogicalResult KernelLowering::lowerPipelinedLoop(scf::ForOp loop,
     nvgpu::DeviceAsyncWaitOp::create(b, l, token, b.getI32IntegerAttr(0));
   if (inFlight)
     NVVM::WgmmaWaitGroupSyncOp::create(b, l, 0);
+  if (producerFed && inFlight) {
+    auto ran = scf::IfOp::create(b, l, before(b, lb), /*withElse=*/false);
+    OpBuilder rb = ran.getThenBodyBuilder();
+    release(rb, slotAfter(rb, nl.getResult(nl.getNumResults() - 2), slots - 1));
+  }
   for (auto [a, n] : llvm::zip(loop.getResults(), nl.getResults()))
     map.map(a, n);
   // Where the next run of a continued loop starts.
@@ -3194,7 +3332,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       // its rings (and the buffers of its body) are free for what follows.
       // The generic-proxy accesses are ordered before the async-proxy
       // copies of a later ring by the fence.
-      if (!enclosingLoop(loop) && sharedBytes > mark) {
+      // A specialised kernel reuses no buffer: its producer may copy into
+      // a ring while the consumers still work in an earlier one.
+      if (!enclosingLoop(loop) && sharedBytes > mark && !specialise) {
         Reuse r;
         r.limit = sharedBytes;
         if (warpgroupMma)
@@ -3753,6 +3893,24 @@ LogicalResult KernelLowering::run() {
     in.hoisted += (hoisted(d.getRhs()) ? ks - 1 : 0) * nr * 2;
   });
   int64_t threads = warps * 32;
+  // Warp specialisation needs TMA rings (wgmma operands of a loop) whose
+  // copies the producer warpgroup can address on its own, and whole
+  // consumer warpgroups.
+  if (kernel->hasAttr("tile.warp_specialize") && tensorCopies &&
+      warps % 4 == 0 && ring >= 2) {
+    bool rings = false, computable = true;
+    for (Operation *op : stagedLoads) {
+      auto ld = cast<LoadOp>(op);
+      auto f = dyn_cast_or_null<scf::ForOp>(enclosingLoop(op));
+      SmallVector<Operation *> slice;
+      if (f && !enclosingLoop(f) && tensorCopyShape(ld) &&
+          pipelineable(ld, f, slice))
+        rings = true;
+      if (isa<scf::ForOp>(op->getParentOp()))
+        computable &= producerComputable(ld);
+    }
+    specialise = rings && computable;
+  }
   DenseMap<Operation *, int64_t> widestImage;
   for (Operation *op : stagedLoads) {
     auto ld = cast<LoadOp>(op);
@@ -3806,7 +3964,8 @@ LogicalResult KernelLowering::run() {
     estimate += kRegisterOverhead;
     if (wgmmaDots.empty() && kernel->hasAttr("tile.persistent"))
       estimate += kPersistentRegisters;
-    int64_t budget = std::min<int64_t>(255, 65536 / threads);
+    int64_t budget = specialise ? tessera::consumerRegisters(warps)
+                                : std::min<int64_t>(255, 65536 / threads);
     // Loop-invariant operands keep their fragments in registers when they
     // fit; otherwise every K step reads them from shared memory again.
     hoistFragments = estimate + hoistedWords <= budget;
@@ -3919,6 +4078,13 @@ LogicalResult KernelLowering::run() {
   kernel->setAttr(
       "tile.shared_bytes",
       IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), sharedPeak));
+  // Split by tessera-warp-specialize where a ring is producer-fed.
+  if (fedRings)
+    kernel->setAttr(
+        "tile.consumer_threads",
+        IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), threads));
+  else
+    kernel->removeAttr("tile.warp_specialize");
   return success();
 }
 

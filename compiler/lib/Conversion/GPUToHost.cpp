@@ -30,6 +30,7 @@ using namespace mlir;
 namespace {
 
 constexpr const char *kBarrierFn = "tessera_sim_barrier";
+constexpr const char *kNamedBarrierFn = "tessera_sim_named_barrier";
 
 constexpr const char *kFaultFn = "tessera_sim_fault";
 constexpr const char *kShuffleFn = "tessera_sim_shuffle";
@@ -698,6 +699,21 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (isa<gpu::BarrierOp>(op)) {
         Value site = siteValue(ob, l, newSite(op));
         func::CallOp::create(ob, l, barrier, ValueRange{simCtx, site});
+        toErase.push_back(op);
+      } else if (auto nb = dyn_cast<NVVM::BarrierOp>(op)) {
+        // bar.sync id, count (a warp-specialised kernel's consumers).
+        if (nb.getReductionOp() || nb.getRes())
+          return op->emitOpError("sim supports barriers without reduction");
+        simCall(ob, l, kNamedBarrierFn,
+                {nb.getBarrierId() ? asI64(ob, l, nb.getBarrierId())
+                                   : i64Constant(ob, l, 0),
+                 nb.getNumberOfThreads() ? asI64(ob, l, nb.getNumberOfThreads())
+                                         : i64Constant(ob, l, 0),
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/false);
+        toErase.push_back(op);
+      } else if (isa<NVVM::SetMaxRegisterOp>(op)) {
+        // The sim's threads have no register file to share.
         toErase.push_back(op);
       } else if (auto sh = dyn_cast<gpu::ShuffleOp>(op)) {
         // A warp collective: the simulator exchanges the 32-bit values of

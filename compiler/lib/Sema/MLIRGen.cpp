@@ -2887,6 +2887,11 @@ EmittedKernel Emitter::run() {
     func->setAttr(
         "tile.program_group",
         b.getI32IntegerAttr(static_cast<int32_t>(it->second.getInt())));
+  // A producer warpgroup feeding the TMA rings of consumer warpgroups
+  // (tessera-warp-specialize), where the GPU lowering has such rings.
+  if (auto it = env.find("warp_specialize");
+      it != env.end() && it->second.isBool() && it->second.getBool())
+    func->setAttr("tile.warp_specialize", b.getUnitAttr());
   // VECTOR_WIDTH, where a configuration binds it, caps the elements per
   // vector access of the GPU lowering (tessera-gpu-vectorize-elementwise).
   if (auto it = env.find("VECTOR_WIDTH");

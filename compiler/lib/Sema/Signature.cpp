@@ -140,6 +140,8 @@ const std::vector<BackendMeta> &backendMetas() {
          return v.isInt() && v.getInt() >= 0 && v.getInt() <= kMaxProgramGroup;
        },
        "an integer in [0, " + std::to_string(kMaxProgramGroup) + "]"},
+      {"warp_specialize", ConstValue::boolean(false),
+       [](const ConstValue &v) { return v.isBool(); }, "True or False"},
   };
   return metas;
 }
@@ -155,7 +157,8 @@ const BackendMeta *findBackendMeta(const std::string &name) {
 
 bool sema::isMetaParameter(std::string_view name) {
   return name == "num_warps" || name == "num_stages" || name == "num_ctas" ||
-         name == "persistent" || name == "program_group";
+         name == "persistent" || name == "program_group" ||
+         name == "warp_specialize";
 }
 
 bool sema::isKernelDefinition(const FunctionDef &fn) {
@@ -372,7 +375,7 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
   for (const ExprPtr &a : call->args)
     diags_.error(a->loc(), "@kernel takes keyword arguments only "
                            "(grid=, num_warps=, num_stages=, persistent=, "
-                           "program_group=)");
+                           "program_group=, warp_specialize=)");
   for (const Keyword &kw : call->keywords) {
     if (kw.name == "grid") {
       decl_.info.hasGrid = true;
@@ -403,7 +406,7 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
     }
     diags_.error(kw.loc, "unknown @kernel argument '" + kw.name +
                              "' (expected grid, num_warps, num_stages, "
-                             "persistent or program_group)");
+                             "persistent, program_group or warp_specialize)");
   }
 }
 

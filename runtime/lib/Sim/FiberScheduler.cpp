@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -44,6 +45,9 @@ struct Fiber {
   void *fakeStack = nullptr; // ASan bookkeeping of the suspended fiber
   int64_t tid = 0;
   int64_t barrierSite = -1;
+  // The barrier waited at: 0 threads for the whole block's (gpu.barrier),
+  // otherwise the named barrier `barrierId` of `barrierCount` threads.
+  int64_t barrierId = 0, barrierCount = 0;
   // The pending warp collective: its kind, value in, parameters, result
   // out. For ldmatrix/mma the operands are addresses (of the lane's row in
   // shared memory, of its fragments on its own stack).
@@ -241,6 +245,22 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site) {
   Fiber *f = fiberOf(context);
   f->state = FiberState::AtBarrier;
   f->barrierSite = site;
+  f->barrierId = 0;
+  f->barrierCount = 0;
+  switchToScheduler(f, /*dying=*/false);
+}
+
+extern "C" void tessera_sim_named_barrier(int64_t context, int64_t id,
+                                          int64_t count, int64_t site) {
+  if (count <= 0) {
+    tessera_sim_barrier(context, site);
+    return;
+  }
+  Fiber *f = fiberOf(context);
+  f->state = FiberState::AtBarrier;
+  f->barrierSite = site;
+  f->barrierId = id;
+  f->barrierCount = count;
   switchToScheduler(f, /*dying=*/false);
 }
 
@@ -360,7 +380,14 @@ extern "C" int64_t tessera_sim_mbarrier_arrive(int64_t context, int64_t id,
                s.site(site));
     return token;
   }
+  const int64_t phase = b->phase;
   completePhaseIfDone(*b);
+  // A phase that several threads' arrivals complete (consumers releasing a
+  // ring slot to its producer) orders their accesses before those of the
+  // threads that wait for it: for the race checker, whose epochs are the
+  // block's, a new epoch.
+  if (b->phase != phase && b->count > 1)
+    f->sched->epoch = ++tlsEpoch;
   return token;
 }
 
@@ -1117,6 +1144,7 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
 #define TESSERA_SIM_SYMBOL(fn)                                                 \
   std::pair<std::string, void *>(#fn, reinterpret_cast<void *>(&fn))
   return {TESSERA_SIM_SYMBOL(tessera_sim_barrier),
+          TESSERA_SIM_SYMBOL(tessera_sim_named_barrier),
           TESSERA_SIM_SYMBOL(tessera_sim_shuffle),
           TESSERA_SIM_SYMBOL(tessera_sim_ldmatrix),
           TESSERA_SIM_SYMBOL(tessera_sim_mma),
@@ -1335,8 +1363,61 @@ runBlock(const BlockLaunch &launch) {
         atMbarrier = true;
       }
     }
+    // Named barriers (bar.sync id, count) release their threads once
+    // `count` of them wait there.
+    std::map<int64_t, std::vector<Fiber *>> named;
+    for (auto &f : fibers)
+      if (f->state == FiberState::AtBarrier && f->barrierCount > 0)
+        named[f->barrierId].push_back(f.get());
+    bool atNamed = false;
+    for (auto &[id, waiters] : named) {
+      int64_t count = waiters.front()->barrierCount;
+      for (Fiber *w : waiters)
+        if (w->barrierCount != count)
+          return Status(StatusCode::kFailedPrecondition,
+                        "sim: named barrier " + std::to_string(id) + " in " +
+                            sched.where() + " is waited at for " +
+                            std::to_string(count) + " threads by thread " +
+                            std::to_string(waiters.front()->tid) + " and for " +
+                            std::to_string(w->barrierCount) + " by thread " +
+                            std::to_string(w->tid));
+      if (int64_t(waiters.size()) < count) {
+        atNamed = true;
+        continue;
+      }
+      if (int64_t(waiters.size()) > count)
+        return Status(StatusCode::kFailedPrecondition,
+                      "sim: " + std::to_string(waiters.size()) +
+                          " threads wait at named barrier " +
+                          std::to_string(id) + " for " + std::to_string(count) +
+                          " in " + sched.where() + ": " +
+                          sched.site(waiters.front()->barrierSite));
+      if (counters)
+        counters->barrier();
+      sched.epoch = ++tlsEpoch;
+      for (Fiber *w : waiters)
+        w->state = FiberState::Runnable;
+      released = true;
+    }
     if (released)
       continue;
+    if (atNamed && !atMbarrier && !pendingWarpgroup) {
+      if (sched.failed)
+        return sched.error;
+      auto &[id, waiters] =
+          *std::find_if(named.begin(), named.end(), [](const auto &e) {
+            return int64_t(e.second.size()) < e.second.front()->barrierCount;
+          });
+      return Status(
+          StatusCode::kFailedPrecondition,
+          "sim: deadlock in " + sched.where() + ": " +
+              std::to_string(waiters.size()) + " threads (first: thread " +
+              std::to_string(waiters.front()->tid) +
+              ") wait at named barrier " + std::to_string(id) + " for " +
+              std::to_string(waiters.front()->barrierCount) +
+              " threads, which never all arrive; at " +
+              sched.site(waiters.front()->barrierSite));
+    }
     if (atMbarrier && !pendingWarpgroup) {
       // Nothing left to run can complete the phases they wait for.
       if (sched.failed)

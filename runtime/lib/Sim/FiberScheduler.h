@@ -24,6 +24,12 @@ namespace tessera::sim {
 /// The barrier entry point the JIT'd kernels call (registered as the
 /// symbol "tessera_sim_barrier").
 extern "C" void tessera_sim_barrier(int64_t context, int64_t site);
+/// bar.sync `id`, `count` (nvvm.barrier with its operands): waits until
+/// `count` threads wait at barrier `id` (0 threads: the whole block, as
+/// tessera_sim_barrier); more than `count`, or a wait no other thread can
+/// complete, fails the launch.
+extern "C" void tessera_sim_named_barrier(int64_t context, int64_t id,
+                                          int64_t count, int64_t site);
 /// A warp shuffle (mode: 0 xor, 1 down, 2 up, 3 idx, as gpu.shuffle):
 /// waits until every lane of the warp has issued the same shuffle, then
 /// returns (valid << 32) | the source lane's 32-bit value.

@@ -334,26 +334,30 @@ std::string smallSpaceKernels() {
 // whose tiles do not fit the device's shared memory (sim: sm_90a) is
 // SKIPPED, not FAILED.
 TEST(BenchCli, ConfigsAllRunsEveryPointOfTheSpace) {
-  // The real gemm space: 3 x 3 x 3 x 3 x 3 x 2 x 2 points, of which 23
+  // The real gemm space: 3 x 3 x 3 x 3 x 3 x 2 x 2 x 2 points, of which 23
   // (BLOCK_M, BLOCK_N, num_warps) triples satisfy BLOCK_M * BLOCK_N <= 4096
-  // * num_warps, times 3 BLOCK_K, 3 stages and 4 program schedules.
+  // * num_warps, times 3 BLOCK_K, 3 stages, 4 program schedules and 2
+  // warp specialisations.
   ASSERT_EQ(run("run --suite gemm --sizes M=64,N=64,K=64 --precision fp32 "
                 "--configs all --device cpu --dry-run"),
             0);
   std::vector<std::string> lines = dryRunLines();
-  EXPECT_EQ(lines.size(), 828u);
+  EXPECT_EQ(lines.size(), 1656u);
   auto listed = [&](const std::string &config) {
     return std::count(lines.begin(), lines.end(),
                       "gemm\tgemm fp32 64x64x64 [" + config + "]");
   };
   EXPECT_EQ(listed("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,"
-                   "num_stages=2,persistent=False,program_group=0"),
+                   "num_stages=2,persistent=False,program_group=0,"
+                   "warp_specialize=False"),
             1);
   EXPECT_EQ(listed("BLOCK_M=256,BLOCK_N=256,BLOCK_K=128,num_warps=16,"
-                   "num_stages=4,persistent=True,program_group=8"),
+                   "num_stages=4,persistent=True,program_group=8,"
+                   "warp_specialize=True"),
             1);
   EXPECT_EQ(listed("BLOCK_M=256,BLOCK_N=256,BLOCK_K=32,num_warps=8,"
-                   "num_stages=2,persistent=False,program_group=0"),
+                   "num_stages=2,persistent=False,program_group=0,"
+                   "warp_specialize=False"),
             0); // 65536 > 4096 * 8
   // Without it, one case.
   ASSERT_EQ(run("run --suite gemm --sizes M=64,N=64,K=64 --precision fp32 "

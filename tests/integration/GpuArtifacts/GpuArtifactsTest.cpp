@@ -197,6 +197,7 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "bf16@accum(fp32)"},
         ArtifactCase{"gemm", "fp16@accum(fp32)", true},
         ArtifactCase{"gemm", "fp16@accum(fp32)", true, "persistent"},
+        ArtifactCase{"gemm", "fp16@accum(fp32)", true, "warp_specialize"},
         ArtifactCase{"gemm", "tf32", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},
@@ -250,6 +251,50 @@ TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
   EXPECT_EQ(cubin.tileSharedBytes, ptx.tileSharedBytes);
   EXPECT_EQ(cubin.tensorMaps.size(), ptx.tensorMaps.size());
   EXPECT_EQ(cubin.schedule.group, ptx.schedule.group);
+}
+
+// A warp-specialised GEMM on sm_90a runs a producer warpgroup after its
+// num_warps warps: the launch's block is 128 threads larger, and the PTX
+// moves registers between them (setmaxnreg) with one block per SM for
+// ptxas to count from; the consumers' barrier is named for their threads.
+TEST(GpuEmit, WarpSpecializedBlockHasItsProducer) {
+  auto m = parseLibrary("gemm");
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  Specialization spec;
+  spec.precision = "fp16@accum(fp32)";
+  spec.unitStrideTensors = {"A", "B", "C"};
+  spec.alignedTensors = {"A", "B", "C"};
+  spec.alignmentKnown = true;
+  spec.constants["warp_specialize"] = ConstValue::boolean(true);
+  spec.constants["persistent"] = ConstValue::boolean(true);
+  spec.constants["num_warps"] = ConstValue::integer(8);
+  spec.constants["BLOCK_M"] = ConstValue::integer(128);
+  driver::GpuEmitOptions opts;
+  opts.arch = "sm_90a";
+  driver::GpuResources ptx;
+  auto text = driver::emit(**m, "gemm", spec, driver::EmitKind::PTX, nullptr,
+                           opts, &ptx);
+  ASSERT_TRUE(text.ok()) << text.status().toString();
+  EXPECT_EQ(ptx.blockSize, 8 * 32 + 128);
+  EXPECT_NE(text->find(".minnctapersm 1"), std::string::npos);
+  EXPECT_NE(text->find("setmaxnreg.inc.sync.aligned.u32 232"),
+            std::string::npos);
+  EXPECT_NE(text->find("setmaxnreg.dec.sync.aligned.u32 40"),
+            std::string::npos);
+  EXPECT_NE(text->find("cp.async.bulk.tensor"), std::string::npos);
+  // Without the flag, or on sm_80 (no TMA rings), no producer.
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    Specialization plain = spec;
+    if (std::string(arch) == "sm_90a")
+      plain.constants["warp_specialize"] = ConstValue::boolean(false);
+    opts.arch = arch;
+    driver::GpuResources r;
+    auto t = driver::emit(**m, "gemm", plain, driver::EmitKind::PTX, nullptr,
+                          opts, &r);
+    ASSERT_TRUE(t.ok()) << arch << ": " << t.status().toString();
+    EXPECT_EQ(r.blockSize, 8 * 32) << arch;
+    EXPECT_EQ(t->find("setmaxnreg"), std::string::npos) << arch;
+  }
 }
 
 } // namespace

@@ -279,13 +279,16 @@ struct GemmConfig {
   int64_t bm, bn, bk, warps, stages;
   bool persistent = false;
   int64_t group = 0;
-  /// "BMxBNxBK, num_warps W, num_stages S[, persistent][, program_group G]".
+  bool specialized = false;
+  /// "BMxBNxBK, num_warps W, num_stages S[, persistent][, program_group
+  /// G][, warp_specialize]".
   std::string describe() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
            std::to_string(bk) + ", num_warps " + std::to_string(warps) +
            ", num_stages " + std::to_string(stages) +
            (persistent ? ", persistent" : "") +
-           (group ? ", program_group " + std::to_string(group) : "");
+           (group ? ", program_group " + std::to_string(group) : "") +
+           (specialized ? ", warp_specialize" : "");
   }
 };
 
@@ -302,6 +305,7 @@ std::shared_ptr<Kernel> configuredGemm(const std::string &precision,
                      {"num_stages", ConstValue::integer(cfg.stages)},
                      {"persistent", ConstValue::boolean(cfg.persistent)},
                      {"program_group", ConstValue::integer(cfg.group)},
+                     {"warp_specialize", ConstValue::boolean(cfg.specialized)},
                      {"TRANS_A", ConstValue::boolean(ta)},
                      {"TRANS_B", ConstValue::boolean(tb)}},
        .precision = precision});
@@ -390,6 +394,45 @@ TEST(GemmEdge, ProgramSchedules) {
       for (auto [m, n, k] :
            std::vector<std::array<int64_t, 3>>{{328, 200, 224}, {70, 37, 17}})
         expectStoredGemm(kernel, c.dt, c.ta, c.tb, m, n, k, 1.25, -0.5, 61,
+                         precision + " " + cfg.describe(),
+                         hardwareAccumulation
+                             ? std::optional<Tolerance>(tf32GemmTolerance(k))
+                             : std::nullopt);
+    }
+}
+
+// Warp specialisation: on sm_90a (the sim's target) a producer warpgroup
+// issues the TMA copies of the K loop into rings whose slots the consumer
+// warpgroups release on mbarriers; the consumers synchronise on a named
+// barrier of their own. One and two consumer warpgroups, products kept in
+// flight across iterations (f16, fp8 k32) or not, rings of 2 and 3 slots,
+// alone and in persistent and grouped schedules (the producer carries its
+// ring's slot and phase across programs as the consumers do), both operand
+// orders, edge shapes whose K steps (7, 1) are no multiple of the slots.
+// Where wgmma does not apply (two warps, widened fp8) the kernel is not
+// specialised and runs as before.
+TEST(GemmEdge, WarpSpecialized) {
+  struct Case {
+    DType dt;
+    bool ta, tb;
+  };
+  for (Case c :
+       {Case{DType::F16, false, false}, Case{DType::F16, true, true},
+        Case{DType::F8E4M3, false, true}, Case{DType::F8E4M3, false, false}})
+    for (GemmConfig cfg :
+         std::vector<GemmConfig>{{64, 64, 32, 4, 3, false, 0, true},
+                                 {128, 64, 32, 8, 4, false, 0, true},
+                                 {64, 64, 32, 4, 2, true, 0, true},
+                                 {128, 64, 32, 4, 3, true, 3, true},
+                                 {64, 32, 32, 2, 3, false, 0, true}}) {
+      std::string precision = std::string(dtypeName(c.dt)) + "@accum(fp32)";
+      auto kernel = configuredGemm(precision, cfg, c.ta, c.tb);
+      bool hardwareAccumulation = testDevice() == DeviceKind::Cuda &&
+                                  c.dt == DType::F8E4M3 && c.tb && !c.ta &&
+                                  cfg.warps % 4 == 0;
+      for (auto [m, n, k] :
+           std::vector<std::array<int64_t, 3>>{{328, 200, 224}, {70, 37, 17}})
+        expectStoredGemm(kernel, c.dt, c.ta, c.tb, m, n, k, 1.25, -0.5, 67,
                          precision + " " + cfg.describe(),
                          hardwareAccumulation
                              ? std::optional<Tolerance>(tf32GemmTolerance(k))
@@ -716,24 +759,38 @@ TEST(AttentionEdge, WarpgroupConfigurations) {
 // Persistent and grouped schedules of attention: 4 query blocks of 3 heads
 // (12 programs) on the sim's 4 persistent blocks, so that each block runs
 // programs whose key loops differ in length (causal: the diagonal's
-// position) and its TMA rings carry their phases across them.
+// position) and its TMA rings carry their phases across them; with warp
+// specialisation alone and persistent (the producer feeding the query
+// ring of the loop over programs and the key/value ring inside it).
 TEST(AttentionEdge, ProgramSchedules) {
+  struct Schedule {
+    bool persistent;
+    int64_t group;
+    bool specialized;
+  };
   for (bool causal : {false, true})
-    for (auto [persistent, group] : std::vector<std::pair<bool, int64_t>>{
-             {true, 0}, {true, 3}, {false, 2}}) {
+    for (auto [persistent, group, specialized] :
+         std::vector<Schedule>{{true, 0, false},
+                               {true, 3, false},
+                               {false, 2, false},
+                               {false, 0, true},
+                               {true, 2, true}}) {
       const int64_t d = 64, m = 200, n = 150, heads = 3;
       auto kernel = libraryKernel(
           "attention", "attention",
-          withPrecision(DType::F16,
-                        {{"CAUSAL", ConstValue::boolean(causal)},
-                         {"HEAD_DIM", ConstValue::integer(d)},
-                         {"BLOCK_M", ConstValue::integer(64)},
-                         {"BLOCK_N", ConstValue::integer(32)},
-                         {"persistent", ConstValue::boolean(persistent)},
-                         {"program_group", ConstValue::integer(group)}}));
+          withPrecision(
+              DType::F16,
+              {{"CAUSAL", ConstValue::boolean(causal)},
+               {"HEAD_DIM", ConstValue::integer(d)},
+               {"BLOCK_M", ConstValue::integer(64)},
+               {"BLOCK_N", ConstValue::integer(32)},
+               {"persistent", ConstValue::boolean(persistent)},
+               {"program_group", ConstValue::integer(group)},
+               {"warp_specialize", ConstValue::boolean(specialized)}}));
       SCOPED_TRACE(std::string(causal ? "causal" : "non-causal") +
                    (persistent ? ", persistent" : "") + ", program_group " +
-                   std::to_string(group));
+                   std::to_string(group) +
+                   (specialized ? ", warp_specialize" : ""));
       HostTensor q = HostTensor::empty({1, heads, m, d}, DType::F16);
       HostTensor k = HostTensor::empty({1, heads, n, d}, DType::F16);
       HostTensor v = HostTensor::empty({1, heads, n, d}, DType::F16);

@@ -485,3 +485,63 @@ func.func @attention_like(%q: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.
   tile.store %acc, %c[%m0, %c0] : tensor<64x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// Warp specialisation (tile.warp_specialize): the ring's mbarriers and a
+// second group counting the 128 consumer threads' releases of each slot
+// are initialised at the entry, before the barrier that marks where the
+// kernel splits (tessera-warp-specialize). The producer's ops -- the wait
+// for a slot's release (a fresh slot's phase "-1" counts as released),
+// expect_tx and the TMA copies, issued by thread 128 -- are marked
+// tile.producer. The K loop has no barrier: it releases the previous
+// iteration's slot once wait_group 1 has completed that iteration's
+// products, and the last iteration's after the loop.
+// CHECK-LABEL: gpu.func @gemm_specialized
+// CHECK-SAME: tile.consumer_threads = 128 : i64
+// CHECK-SAME: tile.warp_specialize
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create
+// CHECK-COUNT-3: nvgpu.mbarrier.init %[[FULL]][%{{.*}}], %c1,
+// CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create
+// CHECK-COUNT-3: nvgpu.mbarrier.init %[[EMPTY]][%{{.*}}], %c128,
+// CHECK: %[[LEAD:.*]] = arith.cmpi eq, %{{.*}}, %c128 : index
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier {tile.ring_entry}
+// CHECK: %[[GO:.*]] = arith.andi %{{.*}}, %[[LEAD]] : i1
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%c0], %true, %{{.*}} {tile.producer}
+// CHECK-NEXT: } {tile.producer}
+// CHECK-NEXT: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%c0], %c12288, predicate = %[[GO]] {tile.producer}
+// CHECK-COUNT-3: nvgpu.tma.async.load {{.*}}predicate = %[[GO]] {tile.producer}
+// CHECK: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL]]
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]]{{.*}} {tile.producer}
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
+// CHECK: scf.yield
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: scf.if
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
+func.func @gemm_specialized(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32, tile.warp_specialize} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %c64 = arith.constant 64 : i64
+  %c128 = arith.constant 128 : i64
+  %p0 = tile.program_id 0 : i64
+  %p1 = tile.program_id 1 : i64
+  %m0 = arith.muli %p0, %c64 : i64
+  %n0 = arith.muli %p1, %c128 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%m0, %k0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+    %y = tile.load %b[%k0, %n0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%m0, %n0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -571,6 +571,41 @@ def UnifyShapeDimsPass : Pass<"tessera-unify-shape-dims", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def WarpSpecializePass : Pass<"tessera-warp-specialize"> {
+  let summary = "Splits a kernel into a producer warpgroup issuing TMA copies and consumer warpgroups";
+  let description = [{
+    Runs after `tessera-distribute-tiles` on the `gpu.func` kernels it marks
+    `tile.warp_specialize` with `tile.consumer_threads = C`: kernels whose
+    TMA rings it lowered for a producer. Their ring ops are marked
+    `tile.producer` (the waits for a slot's release, `expect_tx` and the
+    TMA copies), and the last barrier of the code every thread runs first
+    (mbarrier initialisation) `tile.ring_entry`.
+
+    After that barrier the kernel branches on the thread id:
+
+    - threads below C (the consumer warpgroups) raise their registers with
+      `setmaxnreg.inc` and run the kernel without the producer's ops; every
+      `gpu.barrier` among them becomes the named barrier 1 for C threads;
+    - the warpgroup after them lowers its registers with `setmaxnreg.dec`,
+      and its first thread runs the producer: the `tile.producer` ops and
+      what they need (their operands' producers, the loops and
+      conditionals around them with the loop-carried values they use, the
+      per-thread ring state they load and store), cloned in order.
+
+    The block grows to C + 128 threads, and the kernel takes `.minnctapersm
+    1` so that ptxas knows the registers each thread has at entry. The
+    producer's slice must read no other memory; the pass fails otherwise
+    (`tessera-distribute-tiles` specialises only kernels whose copies are
+    addressed from coordinates).
+
+    Upstream MLIR has no warp-specialisation transform for the nvgpu
+    dialect: the split, the slice and the register counts are this pass's.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FoldGridBoundsPass : Pass<"tessera-fold-grid-bounds"> {
   let summary = "Folds bounds tests of program ids against the extents the declared grid gives them";
   let description = [{

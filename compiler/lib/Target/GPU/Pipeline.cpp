@@ -118,7 +118,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                 std::to_string(kMaxTileRegisters) + " warpgroup-mma=" + wgmma +
                 "},"
                 "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
-                "canonicalize,cse"));
+                "canonicalize,cse,tessera-warp-specialize,canonicalize,cse"));
   } else {
     TESSERA_RETURN_IF_ERROR(addPipeline(
         pm,
