@@ -220,14 +220,20 @@ INSTANTIATE_TEST_SUITE_P(
 // PTX as with a cubin (the runtime falls back to PTX, which the driver
 // assembles, when no assembler is found): a persistent f16 GEMM on sm_90a
 // copies A and B by TMA.
-TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
-  auto m = parseLibrary("gemm");
-  ASSERT_TRUE(m.ok()) << m.status().toString();
+/// The library GEMM in f16 on contiguous, aligned tensors.
+Specialization contiguousF16Gemm() {
   Specialization spec;
   spec.precision = "fp16@accum(fp32)";
   spec.unitStrideTensors = {"A", "B", "C"};
   spec.alignedTensors = {"A", "B", "C"};
   spec.alignmentKnown = true;
+  return spec;
+}
+
+TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
+  auto m = parseLibrary("gemm");
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  Specialization spec = contiguousF16Gemm();
   spec.constants["persistent"] = ConstValue::boolean(true);
   spec.constants["program_group"] = ConstValue::integer(8);
   driver::GpuEmitOptions opts;
@@ -261,11 +267,7 @@ TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
 TEST(GpuEmit, WarpSpecializedBlockHasItsProducer) {
   auto m = parseLibrary("gemm");
   ASSERT_TRUE(m.ok()) << m.status().toString();
-  Specialization spec;
-  spec.precision = "fp16@accum(fp32)";
-  spec.unitStrideTensors = {"A", "B", "C"};
-  spec.alignedTensors = {"A", "B", "C"};
-  spec.alignmentKnown = true;
+  Specialization spec = contiguousF16Gemm();
   spec.constants["warp_specialize"] = ConstValue::boolean(true);
   spec.constants["persistent"] = ConstValue::boolean(true);
   spec.constants["num_warps"] = ConstValue::integer(8);

@@ -367,13 +367,11 @@ TEST(GemmEdge, WarpgroupConfigurations) {
         }
 }
 
-// Program schedules: blocks that loop over the programs (the sim runs a
-// persistent kernel on 4 blocks, so each block runs several programs, and
-// a TMA ring carries its slots and mbarrier phases from one program's K
-// loop to the next: 7 K steps, not a multiple of the 3 or 4 slots) and
-// programs in groups along M (the last group smaller). f16 on wgmma, fp8
-// on wgmma k32 (K-major operands) and on the widened path.
-TEST(GemmEdge, ProgramSchedules) {
+/// The library GEMM at each of `configs`, in f16 (both operand orders) and
+/// fp8 e4m3 (K-major operands for wgmma k32, and the widened path), on a
+/// shape whose 7 K steps are no multiple of a ring's slots and on an edge
+/// shape of one K step.
+void expectGemmConfigs(const std::vector<GemmConfig> &configs, int seed) {
   struct Case {
     DType dt;
     bool ta, tb;
@@ -381,11 +379,7 @@ TEST(GemmEdge, ProgramSchedules) {
   for (Case c :
        {Case{DType::F16, false, false}, Case{DType::F16, true, true},
         Case{DType::F8E4M3, false, true}, Case{DType::F8E4M3, false, false}})
-    for (GemmConfig cfg :
-         std::vector<GemmConfig>{{64, 64, 32, 4, 3, true, 0},
-                                 {64, 64, 32, 4, 3, false, 3},
-                                 {128, 64, 32, 4, 2, true, 2},
-                                 {64, 32, 32, 2, 3, true, 8}}) {
+    for (const GemmConfig &cfg : configs) {
       std::string precision = std::string(dtypeName(c.dt)) + "@accum(fp32)";
       auto kernel = configuredGemm(precision, cfg, c.ta, c.tb);
       bool hardwareAccumulation = testDevice() == DeviceKind::Cuda &&
@@ -393,7 +387,7 @@ TEST(GemmEdge, ProgramSchedules) {
                                   cfg.warps % 4 == 0;
       for (auto [m, n, k] :
            std::vector<std::array<int64_t, 3>>{{328, 200, 224}, {70, 37, 17}})
-        expectStoredGemm(kernel, c.dt, c.ta, c.tb, m, n, k, 1.25, -0.5, 61,
+        expectStoredGemm(kernel, c.dt, c.ta, c.tb, m, n, k, 1.25, -0.5, seed,
                          precision + " " + cfg.describe(),
                          hardwareAccumulation
                              ? std::optional<Tolerance>(tf32GemmTolerance(k))
@@ -401,43 +395,35 @@ TEST(GemmEdge, ProgramSchedules) {
     }
 }
 
+// Program schedules: blocks that loop over the programs (the sim runs a
+// persistent kernel on 4 blocks, so each block runs several programs, and
+// a TMA ring carries its slots and mbarrier phases from one program's K
+// loop to the next) and programs in groups along M (the last group
+// smaller).
+TEST(GemmEdge, ProgramSchedules) {
+  expectGemmConfigs({{64, 64, 32, 4, 3, true, 0},
+                     {64, 64, 32, 4, 3, false, 3},
+                     {128, 64, 32, 4, 2, true, 2},
+                     {64, 32, 32, 2, 3, true, 8}},
+                    61);
+}
+
 // Warp specialisation: on sm_90a (the sim's target) a producer warpgroup
 // issues the TMA copies of the K loop into rings whose slots the consumer
 // warpgroups release on mbarriers; the consumers synchronise on a named
 // barrier of their own. One and two consumer warpgroups, products kept in
-// flight across iterations (f16, fp8 k32) or not, rings of 2 and 3 slots,
-// alone and in persistent and grouped schedules (the producer carries its
-// ring's slot and phase across programs as the consumers do), both operand
-// orders, edge shapes whose K steps (7, 1) are no multiple of the slots.
-// Where wgmma does not apply (two warps, widened fp8) the kernel is not
-// specialised and runs as before.
+// flight across iterations or not, rings of 2 and 3 slots, alone and in
+// persistent and grouped schedules (the producer carries its ring's slot
+// and phase across programs as the consumers do). Where wgmma does not
+// apply (two warps, widened fp8) the kernel is not specialised and runs as
+// before.
 TEST(GemmEdge, WarpSpecialized) {
-  struct Case {
-    DType dt;
-    bool ta, tb;
-  };
-  for (Case c :
-       {Case{DType::F16, false, false}, Case{DType::F16, true, true},
-        Case{DType::F8E4M3, false, true}, Case{DType::F8E4M3, false, false}})
-    for (GemmConfig cfg :
-         std::vector<GemmConfig>{{64, 64, 32, 4, 3, false, 0, true},
-                                 {128, 64, 32, 8, 4, false, 0, true},
-                                 {64, 64, 32, 4, 2, true, 0, true},
-                                 {128, 64, 32, 4, 3, true, 3, true},
-                                 {64, 32, 32, 2, 3, false, 0, true}}) {
-      std::string precision = std::string(dtypeName(c.dt)) + "@accum(fp32)";
-      auto kernel = configuredGemm(precision, cfg, c.ta, c.tb);
-      bool hardwareAccumulation = testDevice() == DeviceKind::Cuda &&
-                                  c.dt == DType::F8E4M3 && c.tb && !c.ta &&
-                                  cfg.warps % 4 == 0;
-      for (auto [m, n, k] :
-           std::vector<std::array<int64_t, 3>>{{328, 200, 224}, {70, 37, 17}})
-        expectStoredGemm(kernel, c.dt, c.ta, c.tb, m, n, k, 1.25, -0.5, 67,
-                         precision + " " + cfg.describe(),
-                         hardwareAccumulation
-                             ? std::optional<Tolerance>(tf32GemmTolerance(k))
-                             : std::nullopt);
-    }
+  expectGemmConfigs({{64, 64, 32, 4, 3, false, 0, true},
+                     {128, 64, 32, 8, 4, false, 0, true},
+                     {64, 64, 32, 4, 2, true, 0, true},
+                     {128, 64, 32, 4, 3, true, 3, true},
+                     {64, 32, 32, 2, 3, false, 0, true}},
+                    67);
 }
 
 // fp8 operands on tensor cores: widened to f16 as they are staged in
