@@ -318,7 +318,8 @@ std::string smallSpaceKernels() {
                             "                     num_warps=[4, 8, 16],\n"
                             "                     num_stages=[3, 2, 4],\n"
                             "                     persistent=[False, True],\n"
-                            "                     program_group=[0, 8]),";
+                            "                     program_group=[0, 8],\n"
+                            "                     warp_specialize=[False, True]),";
   size_t at = text.find(space);
   EXPECT_NE(at, std::string::npos) << "gemm.tile's autotune space changed";
   if (at != std::string::npos)
