@@ -447,6 +447,14 @@ private:
   /// The part of tensorCopy() known before lowering: the operand, its
   /// tensor's alignment and strides, the box.
   bool tensorCopyShape(LoadOp op);
+  /// Whether `op` is copied through a TMA ring: a block tensorCopyShape()
+  /// allows, pipelined by the outermost loop around it.
+  bool inTensorRing(LoadOp op) {
+    auto f = dyn_cast_or_null<scf::ForOp>(enclosingLoop(op));
+    SmallVector<Operation *> slice;
+    return f && !enclosingLoop(f) && ring >= 2 && tensorCopyShape(op) &&
+           pipelineable(op, f, slice);
+  }
   /// Dots lowered to wgmma, and the atom width (columns) of the staged
   /// loads that feed them.
   DenseSet<Operation *> wgmmaDots;
@@ -3901,11 +3909,7 @@ LogicalResult KernelLowering::run() {
     bool rings = false, computable = true;
     for (Operation *op : stagedLoads) {
       auto ld = cast<LoadOp>(op);
-      auto f = dyn_cast_or_null<scf::ForOp>(enclosingLoop(op));
-      SmallVector<Operation *> slice;
-      if (f && !enclosingLoop(f) && tensorCopyShape(ld) &&
-          pipelineable(ld, f, slice))
-        rings = true;
+      rings |= inTensorRing(ld);
       if (isa<scf::ForOp>(op->getParentOp()))
         computable &= producerComputable(ld);
     }
@@ -3915,10 +3919,7 @@ LogicalResult KernelLowering::run() {
   for (Operation *op : stagedLoads) {
     auto ld = cast<LoadOp>(op);
     Operation *loop = enclosingLoop(op);
-    SmallVector<Operation *> slice;
-    if (auto f = dyn_cast_or_null<scf::ForOp>(loop);
-        f && !enclosingLoop(f) && ring >= 2 && tensorCopyShape(ld) &&
-        pipelineable(ld, f, slice))
+    if (inTensorRing(ld))
       continue;
     if (widenedBlock(ld)) {
       // Loaded into registers: the fp8 words (live until the stores widen

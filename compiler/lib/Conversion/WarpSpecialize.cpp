@@ -48,12 +48,10 @@ public:
   /// ring state's loads and stores.
   LogicalResult collect(ArrayRef<Operation *> roots);
 
-  /// Clones the slice of `src` (a block of the code after the split, or
-  /// nested in it) at `b`.
-  void clone(Block &src, OpBuilder &b, IRMapping &map);
-
-  /// Clones the slice of the code after the split point at `b`.
-  void cloneTop(OpBuilder &b, IRMapping &map);
+  /// Clones the slice of the ops in [begin, end) (of the code after the
+  /// split, or nested in it) at `b`.
+  void clone(Block::iterator begin, Block::iterator end, OpBuilder &b,
+             IRMapping &map);
 
 private:
   Block &top;
@@ -185,7 +183,7 @@ void ProducerSlice::cloneOp(Operation &op, OpBuilder &b, IRMapping &map) {
     if (!to->empty() && to->back().hasTrait<OpTrait::IsTerminator>())
       to->back().erase();
     OpBuilder bb = OpBuilder::atBlockEnd(to);
-    clone(*from, bb, map);
+    clone(from->begin(), from->getTerminator()->getIterator(), bb, map);
     SmallVector<Value> yielded;
     for (unsigned i : idx)
       yielded.push_back(map.lookupOrDefault(from->getTerminator()->getOperand(i)));
@@ -226,17 +224,11 @@ void ProducerSlice::cloneOp(Operation &op, OpBuilder &b, IRMapping &map) {
   b.clone(op, map)->removeAttr("tile.producer");
 }
 
-void ProducerSlice::clone(Block &src, OpBuilder &b, IRMapping &map) {
-  for (Operation &op : src.without_terminator())
+void ProducerSlice::clone(Block::iterator begin, Block::iterator end,
+                          OpBuilder &b, IRMapping &map) {
+  for (Operation &op : llvm::make_range(begin, end))
     if (kept.contains(&op))
       cloneOp(op, b, map);
-}
-
-void ProducerSlice::cloneTop(OpBuilder &b, IRMapping &map) {
-  for (Operation *op = split->getNextNode(); op && op != top.getTerminator();
-       op = op->getNextNode())
-    if (kept.contains(op))
-      cloneOp(*op, b, map);
 }
 
 LogicalResult specialise(gpu::GPUFuncOp kernel) {
@@ -291,7 +283,7 @@ LogicalResult specialise(gpu::GPUFuncOp kernel) {
                                 /*withElseRegion=*/false);
   OpBuilder sb(lead.thenBlock()->getTerminator());
   IRMapping map;
-  slice.cloneTop(sb, map);
+  slice.clone(std::next(split->getIterator()), roles->getIterator(), sb, map);
 
   // The consumers: the kernel without the producer's ops.
   Block *consumer = roles.thenBlock();

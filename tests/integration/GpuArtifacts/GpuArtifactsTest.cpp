@@ -215,32 +215,43 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+/// A specialisation at `precision` whose `tensors` are contiguous and
+/// aligned.
+Specialization contiguous(const std::string &precision,
+                          std::vector<std::string> tensors) {
+  Specialization spec;
+  spec.precision = precision;
+  spec.unitStrideTensors = tensors;
+  spec.alignedTensors = std::move(tensors);
+  spec.alignmentKnown = true;
+  return spec;
+}
+
+/// The kernel `name` of the library file of that name at `spec`, emitted
+/// for `arch` as `kind`; what its launch needs in `r`.
+StatusOr<std::string> emitLibrary(const std::string &name,
+                                  const Specialization &spec, const char *arch,
+                                  driver::EmitKind kind,
+                                  driver::GpuResources &r) {
+  auto m = parseLibrary(name);
+  if (!m.ok())
+    return m.status();
+  driver::GpuEmitOptions opts;
+  opts.arch = arch;
+  return driver::emit(**m, name, spec, kind, nullptr, opts, &r);
+}
+
 // What a launch needs beside the code -- block size, tile shared memory,
 // the tensor maps after the arguments, the program schedule -- comes with
 // PTX as with a cubin (the runtime falls back to PTX, which the driver
 // assembles, when no assembler is found): a persistent f16 GEMM on sm_90a
 // copies A and B by TMA.
-/// The library GEMM in f16 on contiguous, aligned tensors.
-Specialization contiguousF16Gemm() {
-  Specialization spec;
-  spec.precision = "fp16@accum(fp32)";
-  spec.unitStrideTensors = {"A", "B", "C"};
-  spec.alignedTensors = {"A", "B", "C"};
-  spec.alignmentKnown = true;
-  return spec;
-}
-
 TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
-  auto m = parseLibrary("gemm");
-  ASSERT_TRUE(m.ok()) << m.status().toString();
-  Specialization spec = contiguousF16Gemm();
+  Specialization spec = contiguous("fp16@accum(fp32)", {"A", "B", "C"});
   spec.constants["persistent"] = ConstValue::boolean(true);
   spec.constants["program_group"] = ConstValue::integer(8);
-  driver::GpuEmitOptions opts;
-  opts.arch = "sm_90a";
   driver::GpuResources ptx;
-  auto text = driver::emit(**m, "gemm", spec, driver::EmitKind::PTX, nullptr,
-                           opts, &ptx);
+  auto text = emitLibrary("gemm", spec, "sm_90a", driver::EmitKind::PTX, ptx);
   ASSERT_TRUE(text.ok()) << text.status().toString();
   EXPECT_EQ(ptx.blockSize, 128);
   EXPECT_GT(ptx.tileSharedBytes, 0);
@@ -251,52 +262,56 @@ TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
   if (!cuda::assemblerAvailable(cuda::AssemblerBackend::kAuto).isOk())
     return;
   driver::GpuResources cubin;
-  ASSERT_TRUE(driver::emit(**m, "gemm", spec, driver::EmitKind::Cubin, nullptr,
-                           opts, &cubin)
-                  .ok());
+  ASSERT_TRUE(
+      emitLibrary("gemm", spec, "sm_90a", driver::EmitKind::Cubin, cubin).ok());
   EXPECT_EQ(cubin.blockSize, ptx.blockSize);
   EXPECT_EQ(cubin.tileSharedBytes, ptx.tileSharedBytes);
   EXPECT_EQ(cubin.tensorMaps.size(), ptx.tensorMaps.size());
   EXPECT_EQ(cubin.schedule.group, ptx.schedule.group);
 }
 
-// A warp-specialised GEMM on sm_90a runs a producer warpgroup after its
+// A warp-specialised kernel on sm_90a runs a producer warpgroup after its
 // num_warps warps: the launch's block is 128 threads larger, and the PTX
 // moves registers between them (setmaxnreg) with one block per SM for
-// ptxas to count from; the consumers' barrier is named for their threads.
+// ptxas to count from. GEMM on two consumer warpgroups, attention on one;
+// without the flag, or on sm_80 (no TMA rings), no producer.
 TEST(GpuEmit, WarpSpecializedBlockHasItsProducer) {
-  auto m = parseLibrary("gemm");
-  ASSERT_TRUE(m.ok()) << m.status().toString();
-  Specialization spec = contiguousF16Gemm();
-  spec.constants["warp_specialize"] = ConstValue::boolean(true);
-  spec.constants["persistent"] = ConstValue::boolean(true);
-  spec.constants["num_warps"] = ConstValue::integer(8);
-  spec.constants["BLOCK_M"] = ConstValue::integer(128);
-  driver::GpuEmitOptions opts;
-  opts.arch = "sm_90a";
-  driver::GpuResources ptx;
-  auto text = driver::emit(**m, "gemm", spec, driver::EmitKind::PTX, nullptr,
-                           opts, &ptx);
-  ASSERT_TRUE(text.ok()) << text.status().toString();
-  EXPECT_EQ(ptx.blockSize, 8 * 32 + 128);
-  EXPECT_NE(text->find(".minnctapersm 1"), std::string::npos);
-  EXPECT_TRUE(std::regex_search(
-      *text, std::regex(R"(setmaxnreg\.inc\.sync\.aligned\.u32\s+232;)")));
-  EXPECT_TRUE(std::regex_search(
-      *text, std::regex(R"(setmaxnreg\.dec\.sync\.aligned\.u32\s+40;)")));
-  EXPECT_NE(text->find("cp.async.bulk.tensor"), std::string::npos);
-  // Without the flag, or on sm_80 (no TMA rings), no producer.
-  for (const char *arch : {"sm_90a", "sm_80"}) {
-    Specialization plain = spec;
-    if (std::string(arch) == "sm_90a")
-      plain.constants["warp_specialize"] = ConstValue::boolean(false);
-    opts.arch = arch;
-    driver::GpuResources r;
-    auto t = driver::emit(**m, "gemm", plain, driver::EmitKind::PTX, nullptr,
-                          opts, &r);
-    ASSERT_TRUE(t.ok()) << arch << ": " << t.status().toString();
-    EXPECT_EQ(r.blockSize, 8 * 32) << arch;
-    EXPECT_EQ(t->find("setmaxnreg"), std::string::npos) << arch;
+  struct Case {
+    const char *name;
+    Specialization spec;
+    int64_t warps, consumerRegisters;
+  };
+  Case gemm{"gemm", contiguous("fp16@accum(fp32)", {"A", "B", "C"}), 8, 232};
+  gemm.spec.constants["persistent"] = ConstValue::boolean(true);
+  gemm.spec.constants["num_warps"] = ConstValue::integer(8);
+  gemm.spec.constants["BLOCK_M"] = ConstValue::integer(128);
+  Case attention{"attention", contiguous("fp16", {"Q", "K", "V", "O"}), 4, 240};
+  for (Case *k : {&gemm, &attention}) {
+    const Case &c = *k;
+    SCOPED_TRACE(c.name);
+    Specialization spec = c.spec;
+    spec.constants["warp_specialize"] = ConstValue::boolean(true);
+    driver::GpuResources ptx;
+    auto text = emitLibrary(c.name, spec, "sm_90a", driver::EmitKind::PTX, ptx);
+    ASSERT_TRUE(text.ok()) << text.status().toString();
+    EXPECT_EQ(ptx.blockSize, c.warps * 32 + 128);
+    EXPECT_NE(text->find(".minnctapersm 1"), std::string::npos);
+    EXPECT_TRUE(std::regex_search(
+        *text, std::regex(R"(setmaxnreg\.inc\.sync\.aligned\.u32\s+)" +
+                          std::to_string(c.consumerRegisters) + ";")));
+    EXPECT_TRUE(std::regex_search(
+        *text, std::regex(R"(setmaxnreg\.dec\.sync\.aligned\.u32\s+40;)")));
+    EXPECT_NE(text->find("cp.async.bulk.tensor"), std::string::npos);
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      Specialization plain = spec;
+      if (std::string(arch) == "sm_90a")
+        plain.constants["warp_specialize"] = ConstValue::boolean(false);
+      driver::GpuResources r;
+      auto t = emitLibrary(c.name, plain, arch, driver::EmitKind::PTX, r);
+      ASSERT_TRUE(t.ok()) << arch << ": " << t.status().toString();
+      EXPECT_EQ(r.blockSize, c.warps * 32) << arch;
+      EXPECT_EQ(t->find("setmaxnreg"), std::string::npos) << arch;
+    }
   }
 }
 

@@ -117,8 +117,9 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                 "max-tile-registers=" +
                 std::to_string(kMaxTileRegisters) + " warpgroup-mma=" + wgmma +
                 "},"
+                "tessera-warp-specialize,"
                 "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
-                "canonicalize,cse,tessera-warp-specialize,canonicalize,cse"));
+                "canonicalize,cse"));
   } else {
     TESSERA_RETURN_IF_ERROR(addPipeline(
         pm,
