@@ -24,7 +24,9 @@
 
 #include <deque>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <set>
 
 namespace mlir::tessera {
 #define GEN_PASS_DEF_DISTRIBUTETILESPASS
@@ -662,6 +664,22 @@ private:
   LogicalResult lowerScatter(ScatterOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerConvert(ConvertLayoutOp op, OpBuilder &b, IRMapping &map);
+  /// A conversion between two layouts whose threads hold runs of
+  /// consecutive elements along the last dimension, through shared memory:
+  /// one vector access per run, a padded row pitch, in rounds of rows.
+  struct RunConversion {
+    int64_t srcRun, dstRun, pitch, chunkRows;
+    SmallVector<int64_t> srcStarts, dstStarts;
+  };
+  /// The plan of `op` as such a conversion, if it is one (no IR but the
+  /// threads' bases).
+  std::optional<RunConversion> planRunConversion(ConvertLayoutOp op);
+  /// Emits `plan`; `sink` takes each run read back (its first register and
+  /// the run), in place of the converted value when given.
+  void
+  convertByRuns(ConvertLayoutOp op, const RunConversion &plan, OpBuilder &b,
+                IRMapping &map,
+                function_ref<void(OpBuilder &, int64_t, Value)> sink = nullptr);
   Value arange(ArangeOp op, OpBuilder &b);
   /// An integer comparison whose result is constant over runs of c > 1
   /// registers (`maskConstancy`): one comparison per run, spread over the
@@ -1739,6 +1757,228 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   return success();
 }
 
+/// The row and column (last two dimensions) of the first element lane
+/// `lane` of warp 0 holds in a tile of `shape` under an mma or blocked
+/// `layout`.
+static std::pair<int64_t, int64_t>
+laneOrigin(Attribute layout, ArrayRef<int64_t> shape, int64_t lane) {
+  if (isa<MmaLayoutAttr>(layout))
+    return {lane / 4, 2 * (lane % 4)};
+  SmallVector<DimSpread> spreads =
+      getDimSpreads(cast<BlockedLayoutAttr>(layout), shape);
+  auto at = [&](const DimSpread &s) {
+    return (lane / s.laneStride) % s.lanes * s.perThread % s.size;
+  };
+  return {at(spreads[spreads.size() - 2]), at(spreads.back())};
+}
+
+/// Shared-memory wavefronts of one warp's vector accesses of `bytes` each
+/// at the byte addresses `at` (one per lane): a 16-byte access is served
+/// a quarter of a warp at a time, an 8-byte one half; in each part, the
+/// bank holding the most distinct 4-byte words takes that many.
+static int64_t wavefronts(ArrayRef<int64_t> at, int64_t bytes) {
+  int64_t part = 128 / std::max<int64_t>(bytes, 4), total = 0;
+  for (size_t first = 0; first < at.size(); first += part) {
+    std::map<int64_t, std::set<int64_t>> words;
+    for (size_t i = first; i < std::min(at.size(), first + part); ++i)
+      for (int64_t w = 0; w < std::max<int64_t>(bytes, 4) / 4; ++w)
+        words[(at[i] / 4 + w) % 32].insert(at[i] / 4 + w);
+    int64_t most = 1;
+    for (auto &[bank, set] : words)
+      most = std::max<int64_t>(most, set.size());
+    total += most;
+  }
+  return total;
+}
+
+/// Runs of `run` registers along the last dimension: the first register
+/// of each, or nothing when some run is not `run` consecutive elements of
+/// one row starting at a multiple of `run`.
+static std::optional<SmallVector<int64_t>>
+runStarts(ArrayRef<SmallVector<int64_t>> offs, int64_t run,
+          ArrayRef<int64_t> origins) {
+  SmallVector<int64_t> starts;
+  if (offs.size() % run != 0)
+    return std::nullopt;
+  for (size_t r = 0; r < offs.size(); r += run) {
+    ArrayRef<int64_t> o = offs[r];
+    for (int64_t k = 1; k < run; ++k) {
+      ArrayRef<int64_t> n = offs[r + k];
+      if (n.back() != o.back() + k || n.drop_back() != o.drop_back())
+        return std::nullopt;
+    }
+    for (int64_t c : origins)
+      if ((c + o.back()) % run != 0)
+        return std::nullopt;
+    starts.push_back(r);
+  }
+  return starts;
+}
+
+std::optional<KernelLowering::RunConversion>
+KernelLowering::planRunConversion(ConvertLayoutOp op) {
+  auto from = op.getSource().getType();
+  auto to = op.getType();
+  Type et = from.getElementType();
+  ArrayRef<int64_t> shape = from.getShape();
+  int64_t rank = shape.size();
+  if (et.isInteger(1) || rank < 2 ||
+      !llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
+    return std::nullopt;
+  Attribute src = getLayout(from), dst = getLayout(to);
+  // Rows of the tile one pass of a layout's threads covers: a thread's
+  // rows lie in [period * i, period * (i + 1)) for register row offsets
+  // in the same range.
+  auto period = [&](Attribute a) -> int64_t {
+    if (auto m = dyn_cast<MmaLayoutAttr>(a))
+      return 16 * m.getWarpsPerCTA()[0];
+    auto bl = dyn_cast<BlockedLayoutAttr>(a);
+    if (!bl || getContiguousDim(a) != int64_t(bl.getOrder().size()) - 1)
+      return 0;
+    return getDimSpreads(bl, shape)[rank - 2].extent();
+  };
+  int64_t srcPeriod = period(src), dstPeriod = period(dst);
+  if (!srcPeriod || !dstPeriod)
+    return std::nullopt;
+  if (baseFor(dst, shape).duplicate)
+    return std::nullopt;
+  int64_t bytes = std::max<int64_t>(1, et.getIntOrFloatBitWidth() / 8);
+  int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  auto srcOffs = getRegisterOffsets(src, shape);
+  auto dstOffs = getRegisterOffsets(dst, shape);
+  SmallVector<std::pair<int64_t, int64_t>> srcLane, dstLane;
+  SmallVector<int64_t> srcCols, dstCols;
+  for (int64_t i = 0; i < 32; ++i) {
+    srcLane.push_back(laneOrigin(src, shape, i));
+    dstLane.push_back(laneOrigin(dst, shape, i));
+    srcCols.push_back(srcLane.back().second);
+    dstCols.push_back(dstLane.back().second);
+  }
+  auto widest = [&](Attribute layout, ArrayRef<SmallVector<int64_t>> offs,
+                    ArrayRef<int64_t> origins)
+      -> std::pair<int64_t, SmallVector<int64_t>> {
+    for (int64_t run = std::min<int64_t>(getContiguousRegisters(layout, shape),
+                                         std::max<int64_t>(1, 16 / bytes));
+         run > 1; run /= 2)
+      if (auto starts = runStarts(offs, run, origins))
+        return {run, *starts};
+    return {0, {}};
+  };
+  auto [srcRun, srcStarts] = widest(src, srcOffs, srcCols);
+  auto [dstRun, dstStarts] = widest(dst, dstOffs, dstCols);
+  if (srcRun == 0 || dstRun == 0 || dstRun * bytes < 8)
+    return std::nullopt;
+  // The tile passes through shared memory in rounds of `chunkRows` rows (a
+  // multiple of both periods): as few as fit in the bytes the kernel holds
+  // anyway at its peak, at most four.
+  int64_t step = std::lcm(srcPeriod, dstPeriod);
+  if (rows % step != 0)
+    return std::nullopt;
+  // The row pitch: the tile's columns and the padding (whole 16-byte
+  // chunks, so that every run stays aligned) with the fewest wavefronts
+  // for warp 0's writes and reads.
+  int64_t chunk = std::max<int64_t>(1, 16 / bytes);
+  int64_t pitch = cols, best = -1;
+  for (int64_t pad = 0; pad <= 8 * chunk; pad += chunk) {
+    int64_t p = cols + pad, cost = 0;
+    auto count = [&](ArrayRef<std::pair<int64_t, int64_t>> lanes,
+                     ArrayRef<SmallVector<int64_t>> offs,
+                     ArrayRef<int64_t> starts, int64_t run) {
+      for (int64_t r : starts) {
+        SmallVector<int64_t> at;
+        for (auto [row, col] : lanes)
+          at.push_back(
+              ((row + offs[r][rank - 2] % step) * p + col + offs[r][rank - 1]) *
+              bytes);
+        cost += wavefronts(at, run * bytes);
+      }
+    };
+    count(srcLane, srcOffs, srcStarts, srcRun);
+    count(dstLane, dstOffs, dstStarts, dstRun);
+    if (best < 0 || cost < best) {
+      best = cost;
+      pitch = p;
+    }
+  }
+  int64_t room = sharedPeak - sharedBytes, chunkRows = rows;
+  while (chunkRows > step && (chunkRows / 2) % step == 0 &&
+         chunkRows * pitch * bytes > room && rows / chunkRows < 4)
+    chunkRows /= 2;
+  RunConversion plan{srcRun, dstRun, pitch, chunkRows, srcStarts, dstStarts};
+  return plan;
+}
+
+void KernelLowering::convertByRuns(
+    ConvertLayoutOp op, const RunConversion &plan, OpBuilder &b, IRMapping &map,
+    function_ref<void(OpBuilder &, int64_t, Value)> sink) {
+  Location l = op.getLoc();
+  auto from = op.getSource().getType();
+  Type et = from.getElementType();
+  ArrayRef<int64_t> shape = from.getShape();
+  int64_t rank = shape.size(), rows = shape[rank - 2];
+  Attribute src = getLayout(from), dst = getLayout(op.getType());
+  const ThreadBase &sb = baseFor(src, shape), &db = baseFor(dst, shape);
+  auto srcOffs = getRegisterOffsets(src, shape);
+  auto dstOffs = getRegisterOffsets(dst, shape);
+  int64_t bytes = std::max<int64_t>(1, et.getIntOrFloatBitWidth() / 8);
+  int64_t srcRun = plan.srcRun, dstRun = plan.dstRun, pitch = plan.pitch,
+          chunkRows = plan.chunkRows;
+  Value buf = sharedView(b, l, chunkRows * pitch, et);
+  auto index = [&](OpBuilder &ob, const ThreadBase &tb, ArrayRef<int64_t> off,
+                   int64_t round) {
+    Value row =
+        arith::AddIOp::create(ob, l, tb.base[rank - 2],
+                              cIndex(ob, l, off[rank - 2] - round * chunkRows));
+    Value col = arith::AddIOp::create(ob, l, tb.base[rank - 1],
+                                      cIndex(ob, l, off[rank - 1]));
+    return arith::AddIOp::create(
+        ob, l, arith::MulIOp::create(ob, l, row, cIndex(ob, l, pitch)), col);
+  };
+  Value v = map.lookup(op.getSource());
+  VectorType runType = VectorType::get({dstRun}, et);
+  SmallVector<Value> elems(dstOffs.size());
+  for (int64_t round = 0; round < rows / chunkRows; ++round) {
+    if (round > 0 || needsLeadingBarrier(op))
+      gpu::BarrierOp::create(b, l);
+    OpBuilder wb = b;
+    if (sb.duplicate) {
+      // Threads past a replicated dimension's first position hold copies.
+      Value own = arith::XOrIOp::create(
+          b, l, sb.duplicate,
+          arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
+      wb =
+          scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
+    }
+    for (int64_t r : plan.srcStarts) {
+      if (srcOffs[r][rank - 2] / chunkRows != round)
+        continue;
+      auto lanes = llvm::to_vector(llvm::seq<int64_t>(r, r + srcRun));
+      Value part = vector::ShuffleOp::create(wb, l, v, v, lanes);
+      vector::StoreOp::create(
+          wb, l, part, buf, ValueRange{index(wb, sb, srcOffs[r], round)},
+          /*nontemporal=*/false, llvm::MaybeAlign(srcRun * bytes));
+    }
+    gpu::BarrierOp::create(b, l);
+    for (int64_t r : plan.dstStarts) {
+      if (dstOffs[r][rank - 2] / chunkRows != round)
+        continue;
+      Value part = vector::LoadOp::create(
+          b, l, runType, buf, ValueRange{index(b, db, dstOffs[r], round)},
+          /*nontemporal=*/false, llvm::MaybeAlign(dstRun * bytes));
+      if (sink) {
+        sink(b, r, part);
+        continue;
+      }
+      for (int64_t k = 0; k < dstRun; ++k)
+        elems[r + k] = vector::ExtractOp::create(b, l, part, k);
+    }
+  }
+  if (!sink)
+    map.map(op.getResult(),
+            vector::FromElementsOp::create(
+                b, l, VectorType::get({int64_t(elems.size())}, et), elems));
+}
+
 LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
                                            IRMapping &map) {
   Location l = op.getLoc();
@@ -1764,6 +2004,10 @@ LogicalResult KernelLowering::lowerConvert(ConvertLayoutOp op, OpBuilder &b,
               vector::ShuffleOp::create(b, l, v, v, lanes).getResult());
       return success();
     }
+  }
+  if (auto plan = planRunConversion(op)) {
+    convertByRuns(op, *plan, b, map);
+    return success();
   }
   Value buf = sharedView(b, l, elements, st);
   auto linear = [&](OpBuilder &ob, const ThreadBase &tb,
@@ -3394,6 +3638,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       types.push_back(convert(t));
     auto ni = scf::IfOp::create(b, l, types, map.lookup(ifOp.getCondition()),
                                 /*withElse=*/!ifOp.getElseRegion().empty());
+    // The two branches' buffers share their bytes: a block whose threads
+    // take different branches cannot pass the barriers around them anyway.
+    int64_t mark = sharedBytes, end = sharedBytes;
     for (auto [src, dst] :
          {std::pair(&ifOp.getThenRegion(), &ni.getThenRegion()),
           std::pair(&ifOp.getElseRegion(), &ni.getElseRegion())}) {
@@ -3403,9 +3650,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       if (!blk.empty() && blk.back().hasTrait<OpTrait::IsTerminator>())
         blk.back().erase();
       OpBuilder ib = OpBuilder::atBlockEnd(&blk);
+      sharedBytes = mark;
       if (failed(lowerBlock(src->front(), ib, map)))
         return failure();
+      end = std::max(end, sharedBytes);
     }
+    sharedBytes = end;
     for (auto [a, n] : llvm::zip(ifOp.getResults(), ni.getResults()))
       map.map(a, n);
     return success();
@@ -3570,6 +3820,25 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
       continue;
     if (!keepsPendingStages(&op))
       flushPendingStages(b, op.getLoc());
+    // A conversion for a store right after it (a tensor-core accumulator
+    // stored in 16-byte vectors): each run read back is stored at once,
+    // so that the converted tile never lives in registers whole.
+    if (auto c = dyn_cast<ConvertLayoutOp>(op)) {
+      auto st = dyn_cast_or_null<StoreOp>(c->getNextNode());
+      if (st && st.getValue() == c.getResult() && c->hasOneUse() &&
+          !fused.count(st))
+        if (auto plan = planRunConversion(c)) {
+          RunAccess a = planStore(st, b, map);
+          convertByRuns(c, *plan, b, map,
+                        [&](OpBuilder &ob, int64_t r, Value part) {
+                          for (int64_t k = 0; k < plan->dstRun; k += a.w)
+                            storeRun(ob, st.getLoc(), a, r + k,
+                                     extractRun(ob, st.getLoc(), part, k, a.w));
+                        });
+          deferred.insert(st);
+          continue;
+        }
+    }
     if (auto it = fused.find(&op); it != fused.end()) {
       if (failed(lowerFusedStore(cast<StoreOp>(op), it->second, b, map)))
         return failure();

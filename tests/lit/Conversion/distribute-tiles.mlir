@@ -184,10 +184,11 @@ func.func @other_symbol(%a: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"
 // the other slot, then reads swizzled fragments (ldmatrix; .trans for B
 // stored K x N; a chunk offset that overlaps the swizzle's bits is XORed
 // in) for each K step and issues 2 x 4 m16n8k16 products per warp and
-// step. The f32 accumulator stays in registers; the epilogue
-// stores pairs from the mma layout with no barrier.
+// step. The f32 accumulator stays in registers; the epilogue writes its
+// pairs to shared memory (32 rows at a time, rows padded by 16 bytes, in
+// the 8 KiB of the ring and 1 KiB more) and stores 16-byte vectors.
 // CHECK-LABEL: gpu.func @gemm
-// CHECK-SAME: tile.shared_bytes = 8192
+// CHECK-SAME: tile.shared_bytes = 9216
 // CHECK-COUNT-2: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
@@ -203,8 +204,11 @@ func.func @other_symbol(%a: memref<?xf32, strided<[1]>> {tile.dim_symbols = ["N"
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
-// CHECK-NOT: gpu.barrier
-// CHECK: vector.store {{.*}} vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<{{[0-9]+}}xf32>, vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: vector.load {{.*}} : memref<{{[0-9]+}}xf32>, vector<4xf32>
+// CHECK: vector.store {{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<4xf32>
 // CHECK: gpu.return
 func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
   %c0 = arith.constant 0 : i64
@@ -228,8 +232,10 @@ func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>> {tile.aligned = 
 // rows; no shared memory, no barrier), comes back to the tile by a register shuffle, and the f16 P
 // reaches the second product's fragments in registers: nothing between
 // the exponential and the second product's mma.sync touches shared memory.
+// The result leaves through shared memory for 16-byte stores (64 rows of
+// 64 + 8 f32: 18432 bytes beside the operands' 16384).
 // CHECK-LABEL: gpu.func @chain
-// CHECK-SAME: tile.shared_bytes = 16384
+// CHECK-SAME: tile.shared_bytes = 34816
 // CHECK-COUNT-3: gpu.barrier
 // CHECK-COUNT-16: nvgpu.mma.sync
 // CHECK-NOT: gpu.barrier

@@ -142,8 +142,11 @@ func.func @meet(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?xf3
 // warps as a 2x2 warp grid. The operands keep the layouts of their loads
 // (16-byte vectors) and convert to the operand layouts at the dot; the
 // transposed operand's layout is its load's with the dimensions swapped.
+// The result is stored in 16-byte vectors: converted to a blocked layout
+// right before its store.
 // CHECK: #[[A:.*]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]>
 // CHECK: #[[BT:.*]] = #tile.blocked<sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]>
+// CHECK: #[[OUT:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]>
 // CHECK: #[[MMA:.*]] = #tile.mma<warpsPerCTA = [2, 2]>
 // CHECK: #[[OPA:.*]] = #tile.dot_operand<opIdx = 0, parent = #[[MMA]]>
 // CHECK: #[[OPB:.*]] = #tile.dot_operand<opIdx = 1, parent = #[[MMA]]>
@@ -157,7 +160,8 @@ func.func @meet(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?xf3
 // CHECK: tile.convert_layout {{.*}} : tensor<32x128xf16, #[[BT]]> -> tensor<32x128xf16, #[[OPB]]>
 // CHECK: tile.dot {{.*}} -> tensor<128x128xf32, #[[MMA]]>
 // CHECK: arith.mulf {{.*}} : tensor<128x128xf32, #[[MMA]]>
-// CHECK: tile.store {{.*}} : tensor<128x128xf32, #[[MMA]]>
+// CHECK: tile.convert_layout {{.*}} : tensor<128x128xf32, #[[MMA]]> -> tensor<128x128xf32, #[[OUT]]>
+// CHECK: tile.store {{.*}} : tensor<128x128xf32, #[[OUT]]>
 func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, %b: memref<?x?xf16, strided<[?, 1], offset: ?>>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>>, %k: i64, %alpha: f32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i64
   %c32 = arith.constant 32 : i64
@@ -172,6 +176,35 @@ func.func @gemm(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, %b: memref<?x?x
   %s = tile.splat %alpha : tensor<128x128xf32>
   %r = arith.mulf %acc, %s : tensor<128x128xf32>
   tile.store %r, %c[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// An epilogue that loads (alpha * acc + beta * C) runs in the blocked
+// layout of its store: the accumulator converts, C is loaded in 16-byte
+// vectors. A masked store keeps the tensor-core layout.
+// CHECK: #[[OUT:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK: #[[MMA:.*]] = #tile.mma<warpsPerCTA = [2, 2]>
+// CHECK-LABEL: func.func @epilogue
+// CHECK: %[[ACC:.*]] = tile.dot {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CHECK: %[[C:.*]] = tile.load {{.*}} -> tensor<64x64xf32, #[[OUT]]>
+// CHECK: %[[CONV:.*]] = tile.convert_layout %[[ACC]] : tensor<64x64xf32, #[[MMA]]> -> tensor<64x64xf32, #[[OUT]]>
+// CHECK: %[[SUM:.*]] = arith.addf %[[CONV]], %[[C]] : tensor<64x64xf32, #[[OUT]]>
+// CHECK: tile.store %[[SUM]], {{.*}} : tensor<64x64xf32, #[[OUT]]>
+// CHECK-NOT: tile.convert_layout {{.*}} #[[OUT]]>
+// CHECK: tile.store {{.*}} mask({{.*}}) : tensor<64x64xf32, #[[MMA]]>
+func.func @epilogue(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, %b: memref<?x?xf16, strided<[?, 1], offset: ?>>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<64x32xf16>
+  %y = tile.load %b[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x64xf16>
+  %d = tile.dot %x, %y, %zero : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+  %old = tile.load %c[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<64x64xf32>
+  %sum = arith.addf %d, %old : tensor<64x64xf32>
+  tile.store %sum, %c[%c0, %c0] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %m = arith.cmpf ogt, %d, %zero : tensor<64x64xf32>
+  tile.store %d, %c[%c0, %c0] mask(%m : tensor<64x64xi1>) : tensor<64x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
 

@@ -299,91 +299,157 @@ struct AssignLayoutsPass
     // 1. Group the tiles that must share a layout.
     Groups groups;
     SmallVector<Value> tiles;
-    auto note = [&](Value v) {
-      if (isTile(v.getType())) {
-        tiles.push_back(v);
-        groups.find(v);
-      }
-    };
-    f.walk([&](Operation *op) {
-      for (Region &r : op->getRegions())
-        for (Block &b : r)
-          for (BlockArgument a : b.getArguments())
-            note(a);
-      for (Value v : op->getResults())
-        note(v);
-      if (isElementwise(op) || isa<ReshapeOp, LoadOp, StoreOp, GatherOp,
-                                   ScatterOp, SplatOp, ArangeOp>(op)) {
-        SmallVector<Value> vs(op->getOperands());
-        if (auto st = dyn_cast<StoreOp>(op))
-          vs.erase(vs.begin() + 1); // the memref
-        llvm::append_range(vs, op->getResults());
-        groups.unite(vs);
-      } else if (auto dot = dyn_cast<DotOp>(op)) {
-        groups.unite(ValueRange{dot.getAcc(), dot.getResult()});
-      } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        for (auto [init, arg, res] :
-             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
-                       loop.getResults()))
-          groups.unite(ValueRange{init, arg, res});
-      } else if (auto y = dyn_cast<scf::YieldOp>(op)) {
-        Operation *parent = y->getParentOp();
-        if (isa<scf::ForOp>(parent)) {
-          auto loop = cast<scf::ForOp>(parent);
-          for (auto [v, arg] :
-               llvm::zip(y.getOperands(), loop.getRegionIterArgs()))
-            groups.unite(ValueRange{v, arg});
-        } else if (isa<scf::IfOp>(parent)) {
-          for (auto [v, res] : llvm::zip(y.getOperands(), parent->getResults()))
-            groups.unite(ValueRange{v, res});
+    llvm::MapVector<Value, Request> requests;
+    auto analyse = [&]() -> LogicalResult {
+      groups = Groups();
+      tiles.clear();
+      requests.clear();
+      auto note = [&](Value v) {
+        if (isTile(v.getType())) {
+          tiles.push_back(v);
+          groups.find(v);
+        }
+      };
+      f.walk([&](Operation *op) {
+        for (Region &r : op->getRegions())
+          for (Block &b : r)
+            for (BlockArgument a : b.getArguments())
+              note(a);
+        for (Value v : op->getResults())
+          note(v);
+        if (isElementwise(op) || isa<ReshapeOp, LoadOp, StoreOp, GatherOp,
+                                     ScatterOp, SplatOp, ArangeOp>(op)) {
+          SmallVector<Value> vs(op->getOperands());
+          if (auto st = dyn_cast<StoreOp>(op))
+            vs.erase(vs.begin() + 1); // the memref
+          llvm::append_range(vs, op->getResults());
+          groups.unite(vs);
+        } else if (auto dot = dyn_cast<DotOp>(op)) {
+          groups.unite(ValueRange{dot.getAcc(), dot.getResult()});
+        } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+          for (auto [init, arg, res] :
+               llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                         loop.getResults()))
+            groups.unite(ValueRange{init, arg, res});
+        } else if (auto y = dyn_cast<scf::YieldOp>(op)) {
+          Operation *parent = y->getParentOp();
+          if (isa<scf::ForOp>(parent)) {
+            auto loop = cast<scf::ForOp>(parent);
+            for (auto [v, arg] :
+                 llvm::zip(y.getOperands(), loop.getRegionIterArgs()))
+              groups.unite(ValueRange{v, arg});
+          } else if (isa<scf::IfOp>(parent)) {
+            for (auto [v, res] :
+                 llvm::zip(y.getOperands(), parent->getResults()))
+              groups.unite(ValueRange{v, res});
+          }
+        }
+      });
+
+      // 2. What each group asks for.
+      for (Value v : tiles) {
+        Request &r = requests[groups.find(v)];
+        SmallVector<int64_t> s =
+            squeezed(cast<RankedTensorType>(v.getType()).getShape());
+        if (s.empty())
+          s.push_back(1);
+        {
+          // 2-D after leading unit dimensions.
+          ArrayRef<int64_t> shape =
+              cast<RankedTensorType>(v.getType()).getShape();
+          if (shape.size() < 2 ||
+              !llvm::all_of(shape.drop_back(2),
+                            [](int64_t d) { return d == 1; }))
+            r.rank2 = false;
+        }
+        if (r.shape.empty())
+          r.shape = s;
+        else if (r.shape != s) {
+          f.emitError() << "tiles of shapes [" << r.shape << "] and [" << s
+                        << "] meet element-wise";
+          return failure();
         }
       }
-    });
+      auto ask = [&](Value tile, Value memref, bool contiguous) {
+        Request &r = requests[groups.find(tile)];
+        int64_t v = contiguous ? accessVector(tile, memref, cap) : 1;
+        r.vector = std::max(r.vector, v);
+        r.fromAccess = true;
+      };
+      f.walk([&](Operation *op) {
+        if (auto ld = dyn_cast<LoadOp>(op))
+          ask(ld.getResult(), ld.getSource(), true);
+        else if (auto st = dyn_cast<StoreOp>(op))
+          ask(st.getValue(), st.getDest(), true);
+        else if (auto g = dyn_cast<GatherOp>(op))
+          ask(g.getResult(), g.getSource(), false);
+        else if (auto s = dyn_cast<ScatterOp>(op))
+          ask(s.getValue(), s.getDest(), false);
+        else if (auto d = dyn_cast<DotOp>(op))
+          requests[groups.find(d.getResult())].dot = true;
+        else if (auto r = dyn_cast<ReduceOp>(op))
+          requests[groups.find(r.getSource())].reduced = true;
+      });
+      return success();
+    };
+    if (failed(analyse()))
+      return signalPassFailure();
 
-    // 2. What each group asks for.
-    llvm::MapVector<Value, Request> requests;
-    for (Value v : tiles) {
-      Request &r = requests[groups.find(v)];
-      SmallVector<int64_t> s =
-          squeezed(cast<RankedTensorType>(v.getType()).getShape());
-      if (s.empty())
-        s.push_back(1);
-      {
-        // 2-D after leading unit dimensions.
-        ArrayRef<int64_t> shape =
-            cast<RankedTensorType>(v.getType()).getShape();
-        if (shape.size() < 2 ||
-            !llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
-          r.rank2 = false;
+    // A store of a tensor-core accumulator writes pairs of consecutive
+    // elements per thread; through shared memory, a blocked layout writes
+    // 16-byte vectors. Such a store (unmasked, of a tile with a 16-byte
+    // vector for every thread) stores a converted copy, in a group of its
+    // own.
+    SmallVector<StoreOp> routed;
+    f.walk([&](StoreOp st) {
+      const Request &r = requests[groups.find(st.getValue())];
+      auto t = cast<RankedTensorType>(st.getValue().getType());
+      int64_t v = accessVector(st.getValue(), st.getDest(), cap);
+      if (r.dot && r.rank2 && !st.getMask() && v > 2 &&
+          t.getNumElements() >= 32 * warps * v)
+        routed.push_back(st);
+    });
+    for (StoreOp st : routed) {
+      // A value computed element-wise from loads (C in alpha * acc + beta *
+      // C) is computed in the blocked layout as well, its loads 16 bytes
+      // wide: the conversion moves the operands that come from elsewhere.
+      SmallVector<OpOperand *> cut;
+      SmallVector<Operation *> work{st};
+      bool loads = false;
+      DenseSet<Operation *> seen;
+      while (!work.empty()) {
+        Operation *op = work.pop_back_val();
+        if (!seen.insert(op).second)
+          continue;
+        for (OpOperand &use : op->getOpOperands()) {
+          Value v = use.get();
+          if (!isTile(v.getType()) || (op == st && use.getOperandNumber() != 0))
+            continue;
+          Operation *def = v.getDefiningOp();
+          if (def && isa<LoadOp>(def) && v.hasOneUse()) {
+            loads = true;
+            continue;
+          }
+          if (def && (isElementwise(def) || isa<SplatOp, ArangeOp>(def)) &&
+              v.hasOneUse() && def->getBlock() == st->getBlock()) {
+            work.push_back(def);
+            continue;
+          }
+          cut.push_back(&use);
+        }
       }
-      if (r.shape.empty())
-        r.shape = s;
-      else if (r.shape != s) {
-        f.emitError() << "tiles of shapes [" << r.shape << "] and [" << s
-                      << "] meet element-wise";
-        return signalPassFailure();
+      if (!loads) {
+        cut.clear();
+        cut.push_back(&st.getValueMutable());
+      }
+      for (OpOperand *use : cut) {
+        OpBuilder b(use->getOwner());
+        use->set(ConvertLayoutOp::create(b, use->getOwner()->getLoc(),
+                                         use->get().getType(), use->get()));
       }
     }
-    auto ask = [&](Value tile, Value memref, bool contiguous) {
-      Request &r = requests[groups.find(tile)];
-      int64_t v = contiguous ? accessVector(tile, memref, cap) : 1;
-      r.vector = std::max(r.vector, v);
-      r.fromAccess = true;
-    };
-    f.walk([&](Operation *op) {
-      if (auto ld = dyn_cast<LoadOp>(op))
-        ask(ld.getResult(), ld.getSource(), true);
-      else if (auto st = dyn_cast<StoreOp>(op))
-        ask(st.getValue(), st.getDest(), true);
-      else if (auto g = dyn_cast<GatherOp>(op))
-        ask(g.getResult(), g.getSource(), false);
-      else if (auto s = dyn_cast<ScatterOp>(op))
-        ask(s.getValue(), s.getDest(), false);
-      else if (auto d = dyn_cast<DotOp>(op))
-        requests[groups.find(d.getResult())].dot = true;
-      else if (auto r = dyn_cast<ReduceOp>(op))
-        requests[groups.find(r.getSource())].reduced = true;
-    });
+    if (!routed.empty() && failed(analyse()))
+      return signalPassFailure();
 
     // 3. One layout per group: the widest vector that divides the fastest
     // dimension and leaves every thread elements of its own.
