@@ -210,7 +210,16 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       (a second one only when the buffer is reused in a loop with nothing
       else in between);
     - `tile.convert_layout` writes the tile to shared memory and reads it
-      back in the new layout (two barriers);
+      back in the new layout (two barriers). Between two layouts whose
+      threads hold runs of consecutive elements along the last dimension
+      (an accumulator's pairs, a blocked layout's vectors) each run is one
+      vector access; the row pitch is padded by whole 16-byte chunks, the
+      padding with the fewest shared-memory wavefronts for a warp's
+      writes and reads; the tile goes through in rounds of rows (at most
+      four) that fit in the bytes the kernel already holds at its peak
+      where they can, such as a finished K loop's rings. A conversion
+      right before a store hands each run it reads back to the store at
+      once, so the converted tile is never whole in registers;
     - `tile.dot` (16-bit inputs, f32 accumulator in the `#tile.mma`
       layout) issues one `nvgpu.mma.sync` m16n8k16 per instruction tile and
       K step. An operand loaded only to feed the dot (through reshapes,

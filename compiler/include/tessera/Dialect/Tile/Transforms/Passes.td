@@ -114,6 +114,16 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     (a 1-D group without accesses takes the matching slice); a 2-D
     transposition's result takes the permuted layout of its source.
 
+    An unmasked store of a tile in a dot's accumulator group whose
+    destination takes 16-byte vectors (and holds one for every thread)
+    leaves that group: the tensor-core layout gives each thread pairs of
+    consecutive elements, so the stored value is computed in the blocked
+    layout of its store and a `tile.convert_layout` moves the accumulator
+    there. When the value is computed element-wise from loads (`alpha *
+    acc + beta * C`), those loads and operations move with it (C is read
+    in 16-byte vectors) and the conversion sits on the operands that come
+    from elsewhere; otherwise it sits right before the store.
+
     ```mlir
     %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
     ```
