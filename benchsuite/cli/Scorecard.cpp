@@ -37,6 +37,9 @@ struct ScoreKernel {
   /// Overrides of the default configuration ("NAME=VALUE,..."), for the
   /// cases compiled at the configuration Triton's kernel uses.
   const char *config = "";
+  /// The one architecture whose code the configuration changes ("" for
+  /// all): Hopper's choices leave sm_80's code as it is.
+  const char *arch = "";
 };
 
 const std::vector<ScoreKernel> &scoreKernels() {
@@ -64,9 +67,17 @@ const std::vector<ScoreKernel> &scoreKernels() {
       // The tensor-core path's largest tile.
       {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", "",
        "BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3"},
+      // Program schedules and warp specialisation, beside Triton's plain
+      // kernel at the same tile.
+      {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", "",
+       "persistent=true,program_group=8"},
+      {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", "",
+       "warp_specialize=true", "sm_90a"},
       {"attention", "attention", "fp16", "attention", "f16", "D=64"},
       {"attention", "attention", "fp16", "attention", "f16", "D=64",
        "BLOCK_M=128,BLOCK_N=64"},
+      {"attention", "attention", "fp16", "attention", "f16", "D=64",
+       "warp_specialize=true", "sm_90a"},
       {"vector_ops", "axpy", "fp32", "axpy", "f32", ""},
       {"vector_ops", "add", "fp32", "add", "f32", ""},
       {"vector_ops", "mul", "fp32", "mul", "f32", ""},
@@ -762,6 +773,8 @@ int bench::runScorecard(const ScorecardOptions &o) {
       m = *parsed;
     }
     for (const std::string &arch : o.archs) {
+      if (*sk->arch && arch != sk->arch)
+        continue;
       if (tty)
         std::fprintf(stderr, "\r\033[K%s.%s %s %s", sk->file, sk->kernel,
                      sk->precision, arch.c_str());
