@@ -666,9 +666,10 @@ private:
   LogicalResult lowerConvert(ConvertLayoutOp op, OpBuilder &b, IRMapping &map);
   /// A conversion between two layouts whose threads hold runs of
   /// consecutive elements along the last dimension, through shared memory:
-  /// one vector access per run, a padded row pitch, in rounds of rows.
+  /// one vector access per run, a padded row pitch, in rounds of blocks of
+  /// rows and columns.
   struct RunConversion {
-    int64_t srcRun, dstRun, pitch, chunkRows;
+    int64_t srcRun, dstRun, pitch, chunkRows, chunkCols;
     SmallVector<int64_t> srcStarts, dstStarts;
   };
   /// The plan of `op` as such a conversion, if it is one (no IR but the
@@ -1826,19 +1827,20 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
       !llvm::all_of(shape.drop_back(2), [](int64_t d) { return d == 1; }))
     return std::nullopt;
   Attribute src = getLayout(from), dst = getLayout(to);
-  // Rows of the tile one pass of a layout's threads covers: a thread's
-  // rows lie in [period * i, period * (i + 1)) for register row offsets
-  // in the same range.
-  auto period = [&](Attribute a) -> int64_t {
+  // The rows (dim 0) or columns (dim 1) one pass of a layout's threads
+  // covers: a thread's elements lie in [period * i, period * (i + 1)) for
+  // register offsets in the same range.
+  auto period = [&](Attribute a, unsigned dim) -> int64_t {
     if (auto m = dyn_cast<MmaLayoutAttr>(a))
-      return 16 * m.getWarpsPerCTA()[0];
+      return (dim == 0 ? 16 : 8) * m.getWarpsPerCTA()[dim];
     auto bl = dyn_cast<BlockedLayoutAttr>(a);
     if (!bl || getContiguousDim(a) != int64_t(bl.getOrder().size()) - 1)
       return 0;
-    return getDimSpreads(bl, shape)[rank - 2].extent();
+    return getDimSpreads(bl, shape)[rank - 2 + dim].extent();
   };
-  int64_t srcPeriod = period(src), dstPeriod = period(dst);
-  if (!srcPeriod || !dstPeriod)
+  int64_t rowStep = std::lcm(period(src, 0), period(dst, 0));
+  int64_t colStep = std::lcm(period(src, 1), period(dst, 1));
+  if (!rowStep || !colStep)
     return std::nullopt;
   if (baseFor(dst, shape).duplicate)
     return std::nullopt;
@@ -1868,28 +1870,38 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
   auto [dstRun, dstStarts] = widest(dst, dstOffs, dstCols);
   if (srcRun == 0 || dstRun == 0 || dstRun * bytes < 8)
     return std::nullopt;
-  // The tile passes through shared memory in rounds of `chunkRows` rows (a
-  // multiple of both periods): as few as fit in the bytes the kernel holds
-  // anyway at its peak, at most four.
-  int64_t step = std::lcm(srcPeriod, dstPeriod);
-  if (rows % step != 0)
+  if (rows % rowStep != 0 || cols % colStep != 0)
     return std::nullopt;
   // The row pitch: the tile's columns and the padding (whole 16-byte
   // chunks, so that every run stays aligned) with the fewest wavefronts
   // for warp 0's writes and reads.
+  // The tile passes through shared memory in rounds of `chunkRows` x
+  // `chunkCols` blocks (multiples of both layouts' periods): as few as fit
+  // in the bytes the kernel holds anyway at its peak, at most four;
+  // columns are split first, rows then.
+  int64_t room = sharedPeak - sharedBytes, chunkRows = rows, chunkCols = cols;
+  auto fits = [&]() { return chunkRows * (chunkCols + 8) * bytes <= room; };
+  while (!fits() && (rows / chunkRows) * (cols / chunkCols) < 4) {
+    if (chunkCols > colStep && (chunkCols / 2) % colStep == 0)
+      chunkCols /= 2;
+    else if (chunkRows > rowStep && (chunkRows / 2) % rowStep == 0)
+      chunkRows /= 2;
+    else
+      break;
+  }
   int64_t chunk = std::max<int64_t>(1, 16 / bytes);
-  int64_t pitch = cols, best = -1;
+  int64_t pitch = chunkCols, best = -1;
   for (int64_t pad = 0; pad <= 8 * chunk; pad += chunk) {
-    int64_t p = cols + pad, cost = 0;
+    int64_t p = chunkCols + pad, cost = 0;
     auto count = [&](ArrayRef<std::pair<int64_t, int64_t>> lanes,
                      ArrayRef<SmallVector<int64_t>> offs,
                      ArrayRef<int64_t> starts, int64_t run) {
       for (int64_t r : starts) {
         SmallVector<int64_t> at;
         for (auto [row, col] : lanes)
-          at.push_back(
-              ((row + offs[r][rank - 2] % step) * p + col + offs[r][rank - 1]) *
-              bytes);
+          at.push_back(((row + offs[r][rank - 2] % chunkRows) * p + col +
+                        offs[r][rank - 1] % chunkCols) *
+                       bytes);
         cost += wavefronts(at, run * bytes);
       }
     };
@@ -1900,11 +1912,8 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
       pitch = p;
     }
   }
-  int64_t room = sharedPeak - sharedBytes, chunkRows = rows;
-  while (chunkRows > step && (chunkRows / 2) % step == 0 &&
-         chunkRows * pitch * bytes > room && rows / chunkRows < 4)
-    chunkRows /= 2;
-  RunConversion plan{srcRun, dstRun, pitch, chunkRows, srcStarts, dstStarts};
+  RunConversion plan{srcRun,    dstRun,    pitch,    chunkRows,
+                     chunkCols, srcStarts, dstStarts};
   return plan;
 }
 
@@ -1915,29 +1924,34 @@ void KernelLowering::convertByRuns(
   auto from = op.getSource().getType();
   Type et = from.getElementType();
   ArrayRef<int64_t> shape = from.getShape();
-  int64_t rank = shape.size(), rows = shape[rank - 2];
+  int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
   Attribute src = getLayout(from), dst = getLayout(op.getType());
   const ThreadBase &sb = baseFor(src, shape), &db = baseFor(dst, shape);
   auto srcOffs = getRegisterOffsets(src, shape);
   auto dstOffs = getRegisterOffsets(dst, shape);
   int64_t bytes = std::max<int64_t>(1, et.getIntOrFloatBitWidth() / 8);
   int64_t srcRun = plan.srcRun, dstRun = plan.dstRun, pitch = plan.pitch,
-          chunkRows = plan.chunkRows;
+          chunkRows = plan.chunkRows, chunkCols = plan.chunkCols;
+  int64_t colRounds = cols / chunkCols;
   Value buf = sharedView(b, l, chunkRows * pitch, et);
-  auto index = [&](OpBuilder &ob, const ThreadBase &tb, ArrayRef<int64_t> off,
-                   int64_t round) {
-    Value row =
-        arith::AddIOp::create(ob, l, tb.base[rank - 2],
-                              cIndex(ob, l, off[rank - 2] - round * chunkRows));
-    Value col = arith::AddIOp::create(ob, l, tb.base[rank - 1],
-                                      cIndex(ob, l, off[rank - 1]));
+  // The round of a register offset, and its place in that round's block.
+  auto roundOf = [&](ArrayRef<int64_t> off) {
+    return off[rank - 2] / chunkRows * colRounds + off[rank - 1] / chunkCols;
+  };
+  auto index = [&](OpBuilder &ob, const ThreadBase &tb, ArrayRef<int64_t> off) {
+    Value row = arith::AddIOp::create(
+        ob, l, tb.base[rank - 2],
+        cIndex(ob, l, off[rank - 2] - off[rank - 2] / chunkRows * chunkRows));
+    Value col = arith::AddIOp::create(
+        ob, l, tb.base[rank - 1],
+        cIndex(ob, l, off[rank - 1] - off[rank - 1] / chunkCols * chunkCols));
     return arith::AddIOp::create(
         ob, l, arith::MulIOp::create(ob, l, row, cIndex(ob, l, pitch)), col);
   };
   Value v = map.lookup(op.getSource());
   VectorType runType = VectorType::get({dstRun}, et);
   SmallVector<Value> elems(dstOffs.size());
-  for (int64_t round = 0; round < rows / chunkRows; ++round) {
+  for (int64_t round = 0; round < rows / chunkRows * colRounds; ++round) {
     if (round > 0 || needsLeadingBarrier(op))
       gpu::BarrierOp::create(b, l);
     OpBuilder wb = b;
@@ -1950,20 +1964,20 @@ void KernelLowering::convertByRuns(
           scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
     }
     for (int64_t r : plan.srcStarts) {
-      if (srcOffs[r][rank - 2] / chunkRows != round)
+      if (roundOf(srcOffs[r]) != round)
         continue;
       auto lanes = llvm::to_vector(llvm::seq<int64_t>(r, r + srcRun));
       Value part = vector::ShuffleOp::create(wb, l, v, v, lanes);
       vector::StoreOp::create(
-          wb, l, part, buf, ValueRange{index(wb, sb, srcOffs[r], round)},
+          wb, l, part, buf, ValueRange{index(wb, sb, srcOffs[r])},
           /*nontemporal=*/false, llvm::MaybeAlign(srcRun * bytes));
     }
     gpu::BarrierOp::create(b, l);
     for (int64_t r : plan.dstStarts) {
-      if (dstOffs[r][rank - 2] / chunkRows != round)
+      if (roundOf(dstOffs[r]) != round)
         continue;
       Value part = vector::LoadOp::create(
-          b, l, runType, buf, ValueRange{index(b, db, dstOffs[r], round)},
+          b, l, runType, buf, ValueRange{index(b, db, dstOffs[r])},
           /*nontemporal=*/false, llvm::MaybeAlign(dstRun * bytes));
       if (sink) {
         sink(b, r, part);

@@ -216,6 +216,10 @@ BlockedLayoutAttr expandLayout(BlockedLayoutAttr layout,
   return BlockedLayoutAttr::get(ctx, size, lanes, wps, order);
 }
 
+/// Registers per thread of an accumulator from which a persistent kernel
+/// stores without converting it (see the routing of stores below).
+constexpr int64_t kPersistentEpilogueWords = 128;
+
 /// The vector width a global access asks for (1 when its innermost tile
 /// dimension is not the tensor's unit-stride innermost dimension).
 int64_t accessVector(Value tile, Value memref, int64_t cap) {
@@ -400,13 +404,21 @@ struct AssignLayoutsPass
     // 16-byte vectors. Such a store (unmasked, of a tile with a 16-byte
     // vector for every thread) stores a converted copy, in a group of its
     // own.
+    // A persistent kernel's loop over programs keeps its state live across
+    // the epilogue: an accumulator of 128 registers per thread or more
+    // leaves the conversion no room there (ptxas spills), and is stored
+    // from its own layout.
     SmallVector<StoreOp> routed;
+    bool persistent = f->hasAttr("tile.persistent");
     f.walk([&](StoreOp st) {
       const Request &r = requests[groups.find(st.getValue())];
       auto t = cast<RankedTensorType>(st.getValue().getType());
       int64_t v = accessVector(st.getValue(), st.getDest(), cap);
+      int64_t words = t.getNumElements() / (32 * warps) *
+                      std::max<int64_t>(32, t.getElementTypeBitWidth()) / 32;
       if (r.dot && r.rank2 && !st.getMask() && v > 2 &&
-          t.getNumElements() >= 32 * warps * v)
+          t.getNumElements() >= 32 * warps * v &&
+          !(persistent && words >= kPersistentEpilogueWords))
         routed.push_back(st);
     });
     for (StoreOp st : routed) {

@@ -122,7 +122,10 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     there. When the value is computed element-wise from loads (`alpha *
     acc + beta * C`), those loads and operations move with it (C is read
     in 16-byte vectors) and the conversion sits on the operands that come
-    from elsewhere; otherwise it sits right before the store.
+    from elsewhere; otherwise it sits right before the store. A persistent
+    kernel (`tile.persistent`) keeps the state of its loop over programs
+    live across the epilogue and stores an accumulator of 128 registers
+    per thread or more from the tensor-core layout.
 
     ```mlir
     %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
