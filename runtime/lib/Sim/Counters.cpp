@@ -220,6 +220,18 @@ void BlockCounters::score(const MemoryStream &s, const LaneAccess *lanes,
   }
 }
 
+void BlockCounters::bulk(int64_t site, AccessKind kind, int64_t bytes,
+                         const GlobalCost &cost) {
+  AccessCounts &c =
+      into_.accesses[LaunchCounts::slot(site, Space::Global, kind)];
+  c.width = std::max(c.width, bytes);
+  ++c.requests;
+  ++c.lanes;
+  c.sectors += cost.sectors;
+  c.idealSectors += cost.idealSectors;
+  c.usefulBytes += cost.usefulBytes;
+}
+
 void BlockCounters::score(const BranchStream &s, const BranchRequest &r) {
   BranchCounts &c = into_.branches[size_t(s.site)];
   ++c.instances;

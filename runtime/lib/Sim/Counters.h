@@ -107,6 +107,11 @@ public:
   /// Thread `tid` executed access site `site`: `bytes` at `address`.
   void access(int64_t tid, int64_t site, Space space, AccessKind kind,
               int64_t address, int64_t bytes);
+  /// A bulk copy (TMA) at access site `site`, one thread's request of
+  /// `bytes`: counted at once (no lanes to gather), with the global
+  /// sectors, ideal sectors and bytes of the part inside the tensor.
+  void bulk(int64_t site, AccessKind kind, int64_t bytes,
+            const GlobalCost &cost);
   /// Thread `tid` is about to take branch site `site` in direction `taken`.
   void branch(int64_t tid, int64_t site, bool taken);
   /// The block went through a barrier (once per block-wide barrier).

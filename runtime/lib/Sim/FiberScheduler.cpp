@@ -515,7 +515,12 @@ extern "C" void tessera_sim_tma_load(int64_t context, int64_t map, int64_t id,
     s.tmaWrites.assign(size_t(l.arenaBytes), 0);
   const uint64_t mark = (uint64_t(id + 1) << 32) | uint64_t(b->phase);
   int64_t idx[5] = {0, 0, 0, 0, 0};
+  // The global traffic: the distinct sectors of each row's elements inside
+  // the tensor (a box row is one run along the innermost dimension), and
+  // their bytes.
+  GlobalCost traffic;
   for (int64_t r = 0; r < rows; ++r) {
+    int64_t lastSector = -1;
     // The row's coordinates along dimensions 1 and up.
     for (int64_t d = 1, q = r; d < rank; ++d) {
       idx[d] = q % m->box[d];
@@ -531,13 +536,25 @@ extern "C" void tessera_sim_tma_load(int64_t context, int64_t map, int64_t id,
         src += g * m->strides[d];
       }
       int64_t a = swizzled(off + r * rowBytes + i * eb);
-      if (inside)
+      if (inside) {
         std::memcpy(base + a, reinterpret_cast<const void *>(src), size_t(eb));
-      else
+        traffic.usefulBytes += eb;
+        for (int64_t sector = src / kSectorBytes;
+             sector <= (src + eb - 1) / kSectorBytes; ++sector)
+          if (sector != lastSector) {
+            ++traffic.sectors;
+            lastSector = sector;
+          }
+      } else
         std::memset(base + a, 0, size_t(eb));
       for (int64_t w = a; w < a + eb; ++w)
         s.tmaWrites[size_t(w)] = mark;
     }
+  }
+  if (s.counters) {
+    traffic.idealSectors =
+        (traffic.usefulBytes + kSectorBytes - 1) / kSectorBytes;
+    s.counters->bulk(site, AccessKind::Load, total, traffic);
   }
   b->tx -= total;
   completePhaseIfDone(*b);

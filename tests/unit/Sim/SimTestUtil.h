@@ -38,9 +38,10 @@ inline void addMemref(std::vector<int64_t> &slots, const void *p,
 
 /// Compiles `ir` (kernel `k`) for the sim and runs block (0, 0, 0) with
 /// the argument descriptor `slots` (the arena's last) and the shared arena
-/// `arena` of `arenaBytes`.
+/// `arena` of `arenaBytes`; with `counts`, counting into it.
 inline Status runBlock(const std::string &ir, std::vector<int64_t> &slots,
-                       const unsigned char *arena, int64_t arenaBytes) {
+                       const unsigned char *arena, int64_t arenaBytes,
+                       sim::LaunchCounts *counts = nullptr) {
   auto exe = driver::compileGpuIRForSim(ir, "k", sim::runtimeSymbols());
   if (!exe.ok())
     return exe.status();
@@ -52,6 +53,7 @@ inline Status runBlock(const std::string &ir, std::vector<int64_t> &slots,
   l.arena = arena;
   l.arenaBytes = arenaBytes;
   l.sites = &(*exe)->accessSites();
+  l.counts = counts;
   return sim::runBlock(l);
 }
 

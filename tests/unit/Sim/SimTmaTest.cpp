@@ -10,7 +10,9 @@
 // (row r's chunk c at chunk c ^ ((r / perPhase) % maxPhase), perPhase =
 // 128 / row bytes). Broken kernels check what the sim reports: a read of
 // the box before the wait, and a transaction count the copy cannot
-// complete (a deadlock naming the waiting threads).
+// complete (a deadlock naming the waiting threads). With counters, the
+// copy is one global request whose sectors and bytes are those of the
+// box's part inside the tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -118,9 +121,11 @@ uint16_t f16Bits(float v) {
 
 /// Runs the copy of a box `cols` wide with swizzle `swizzle` (bytes) from
 /// a rank-`rank` view of the tensor; `out` gets the shared bytes as f32 in
-/// memory order.
+/// memory order. With `counts`, counted into it; `rowAddress` (when given)
+/// gets the global address of each row of the box inside the tensor.
 Status run(int64_t cols, int64_t swizzle, int64_t rank, Bug bug,
-           std::vector<float> &out) {
+           std::vector<float> &out, sim::LaunchCounts *counts = nullptr,
+           std::vector<int64_t> *rowAddress = nullptr) {
   static std::vector<uint16_t> tensor;
   tensor.assign(size_t(kLayers * kRows * kPitch), 0xffff);
   for (int64_t l = 0; l < kLayers; ++l)
@@ -150,8 +155,12 @@ Status run(int64_t cols, int64_t swizzle, int64_t rank, Bug bug,
   simtest::addMemref(slots, out.data(), int64_t(out.size()));
   slots.push_back(simtest::addressOf(&map));
   simtest::addMemref(slots, arena.data(), int64_t(arena.size()));
+  if (rowAddress)
+    for (int64_t r = kRow0; r < std::min(kRows, kRow0 + kBoxRows); ++r)
+      rowAddress->push_back(simtest::addressOf(
+          tensor.data() + (kLayer * kRows + r) * kPitch + kCol0));
   return simtest::runBlock(kernel(cols, swizzle, rank, bug), slots,
-                           arena.data(), int64_t(arena.size()));
+                           arena.data(), int64_t(arena.size()), counts);
 }
 
 /// Checks the box in shared memory against the tensor: element (r, c) of
@@ -180,6 +189,34 @@ TEST(SimTma, Box64ByteSwizzle) { expectBox(32, 64, 2); }
 TEST(SimTma, Box32ByteSwizzle) { expectBox(16, 32, 2); }
 TEST(SimTma, BoxWithoutSwizzle) { expectBox(64, 0, 2); }
 TEST(SimTma, BoxOfARank3Tensor) { expectBox(64, 128, 3); }
+
+TEST(SimTma, CountersSeeTheBoxInsideTheTensor) {
+  std::vector<float> out;
+  std::vector<int64_t> rows;
+  sim::LaunchCounts counts;
+  Status s = run(64, 128, 2, Bug::None, out, &counts, &rows);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  // Rows 4-9 of the tensor, columns 16-69: 54 f16 each.
+  ASSERT_EQ(rows.size(), 6u);
+  int64_t sectors = 0, bytes = 0;
+  for (int64_t a : rows) {
+    int64_t end = a + (kCols - kCol0) * 2;
+    sectors += (end - 1) / 32 - a / 32 + 1;
+    bytes += end - a;
+  }
+  const sim::AccessCounts *copy = nullptr;
+  for (size_t i = 0; i < counts.accesses.size(); ++i)
+    if (i % 6 == sim::LaunchCounts::slot(0, sim::Space::Global,
+                                         sim::AccessKind::Load) &&
+        counts.accesses[i].width == 64 * 8 * 2)
+      copy = &counts.accesses[i];
+  ASSERT_NE(copy, nullptr) << "no global load of the box's 1024 bytes";
+  EXPECT_EQ(copy->requests, 1);
+  EXPECT_EQ(copy->lanes, 1);
+  EXPECT_EQ(copy->usefulBytes, bytes);
+  EXPECT_EQ(copy->sectors, sectors);
+  EXPECT_EQ(copy->idealSectors, (bytes + 31) / 32);
+}
 
 TEST(SimTma, ReadBeforeTheMbarrierCompletesIsReported) {
   std::vector<float> out;
