@@ -1872,13 +1872,10 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
     return std::nullopt;
   if (rows % rowStep != 0 || cols % colStep != 0)
     return std::nullopt;
-  // The row pitch: the tile's columns and the padding (whole 16-byte
-  // chunks, so that every run stays aligned) with the fewest wavefronts
-  // for warp 0's writes and reads.
   // The tile passes through shared memory in rounds of `chunkRows` x
   // `chunkCols` blocks (multiples of both layouts' periods): as few as fit
-  // in the bytes the kernel holds anyway at its peak, at most four;
-  // columns are split first, rows then.
+  // in the bytes the kernel holds anyway at its peak (counting a padding of
+  // 8 elements per row), at most four; columns are split first, rows then.
   int64_t room = sharedPeak - sharedBytes, chunkRows = rows, chunkCols = cols;
   auto fits = [&]() { return chunkRows * (chunkCols + 8) * bytes <= room; };
   while (!fits() && (rows / chunkRows) * (cols / chunkCols) < 4) {
@@ -1889,6 +1886,9 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
     else
       break;
   }
+  // The row pitch: the block's columns and the padding (whole 16-byte
+  // chunks, so that every run stays aligned) with the fewest wavefronts
+  // for warp 0's writes and reads.
   int64_t chunk = std::max<int64_t>(1, 16 / bytes);
   int64_t pitch = chunkCols, best = -1;
   for (int64_t pad = 0; pad <= 8 * chunk; pad += chunk) {

@@ -259,3 +259,20 @@ func.func @persistent_epilogue(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, 
   tile.store %d, %c[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// So does a warp-specialised kernel, whose consumers give registers up.
+// CHECK: #[[MMA:.*]] = #tile.mma<warpsPerCTA = [2, 2]>
+// CHECK-LABEL: func.func @specialised_epilogue
+// CHECK-NOT: tile.convert_layout {{.*}} : tensor<128x128xf32
+// CHECK: tile.store {{.*}} : tensor<128x128xf32, #[[MMA]]>
+func.func @specialised_epilogue(%a: memref<?x?xf16, strided<[?, 1], offset: ?>>, %b: memref<?x?xf16, strided<[?, 1], offset: ?>>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_specialize} {
+  %c0 = arith.constant 0 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<128x32xf16>
+  %y = tile.load %b[%c0, %c0] : memref<?x?xf16, strided<[?, 1], offset: ?>> -> tensor<32x128xf16>
+  %d = tile.dot %x, %y, %zero : tensor<128x32xf16>, tensor<32x128xf16> -> tensor<128x128xf32>
+  tile.store %d, %c[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -216,8 +216,9 @@ BlockedLayoutAttr expandLayout(BlockedLayoutAttr layout,
   return BlockedLayoutAttr::get(ctx, size, lanes, wps, order);
 }
 
-/// Registers per thread of an accumulator from which a persistent kernel
-/// stores without converting it (see the routing of stores below).
+/// Registers per thread of an accumulator from which a persistent or
+/// warp-specialised kernel stores without converting it (see the routing
+/// of stores below).
 constexpr int64_t kPersistentEpilogueWords = 128;
 
 /// The vector width a global access asks for (1 when its innermost tile
@@ -405,11 +406,13 @@ struct AssignLayoutsPass
     // vector for every thread) stores a converted copy, in a group of its
     // own.
     // A persistent kernel's loop over programs keeps its state live across
-    // the epilogue: an accumulator of 128 registers per thread or more
-    // leaves the conversion no room there (ptxas spills), and is stored
-    // from its own layout.
+    // the epilogue, and a warp-specialised kernel's consumers have fewer
+    // registers (setmaxnreg): there an accumulator of 128 registers per
+    // thread or more leaves the conversion no room (ptxas spills), and is
+    // stored from its own layout.
     SmallVector<StoreOp> routed;
-    bool persistent = f->hasAttr("tile.persistent");
+    bool tight =
+        f->hasAttr("tile.persistent") || f->hasAttr("tile.warp_specialize");
     f.walk([&](StoreOp st) {
       const Request &r = requests[groups.find(st.getValue())];
       auto t = cast<RankedTensorType>(st.getValue().getType());
@@ -418,7 +421,7 @@ struct AssignLayoutsPass
                       std::max<int64_t>(32, t.getElementTypeBitWidth()) / 32;
       if (r.dot && r.rank2 && !st.getMask() && v > 2 &&
           t.getNumElements() >= 32 * warps * v &&
-          !(persistent && words >= kPersistentEpilogueWords))
+          !(tight && words >= kPersistentEpilogueWords))
         routed.push_back(st);
     });
     for (StoreOp st : routed) {

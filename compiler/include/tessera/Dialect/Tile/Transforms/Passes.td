@@ -123,9 +123,11 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     acc + beta * C`), those loads and operations move with it (C is read
     in 16-byte vectors) and the conversion sits on the operands that come
     from elsewhere; otherwise it sits right before the store. A persistent
-    kernel (`tile.persistent`) keeps the state of its loop over programs
-    live across the epilogue and stores an accumulator of 128 registers
-    per thread or more from the tensor-core layout.
+    kernel (`tile.persistent`), which keeps the state of its loop over
+    programs live across the epilogue, and a warp-specialised one
+    (`tile.warp_specialize`), whose consumers give registers up, store an
+    accumulator of 128 registers per thread or more from the tensor-core
+    layout.
 
     ```mlir
     %x = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<1024xf32>
