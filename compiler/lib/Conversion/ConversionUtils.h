@@ -120,6 +120,11 @@ constexpr int64_t kProducerRegisters = 40;
 /// most 240 and a multiple of 8 (setmaxnreg's granule).
 int64_t consumerRegisters(int64_t consumerWarps);
 
+/// Shared-memory wavefronts of one warp's accesses of `width` bytes at
+/// `laneAddresses` (byte offsets, lane i's at position i), as the GPU
+/// serves them (tessera/Support/SharedBanks.h, the sim's model too).
+int64_t sharedWavefronts(ArrayRef<int64_t> laneAddresses, int64_t width);
+
 } // namespace mlir::tessera
 
 #endif // TESSERA_LIB_CONVERSION_CONVERSIONUTILS_H

@@ -26,7 +26,6 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <set>
 
 namespace mlir::tessera {
 #define GEN_PASS_DEF_DISTRIBUTETILESPASS
@@ -670,6 +669,8 @@ private:
   /// rows and columns.
   struct RunConversion {
     int64_t srcRun, dstRun, pitch, chunkRows, chunkCols;
+    /// Each register's element offset, and the first register of each run.
+    SmallVector<SmallVector<int64_t>> srcOffs, dstOffs;
     SmallVector<int64_t> srcStarts, dstStarts;
   };
   /// The plan of `op` as such a conversion, if it is one (no IR but the
@@ -1773,25 +1774,6 @@ laneOrigin(Attribute layout, ArrayRef<int64_t> shape, int64_t lane) {
   return {at(spreads[spreads.size() - 2]), at(spreads.back())};
 }
 
-/// Shared-memory wavefronts of one warp's vector accesses of `bytes` each
-/// at the byte addresses `at` (one per lane): a 16-byte access is served
-/// a quarter of a warp at a time, an 8-byte one half; in each part, the
-/// bank holding the most distinct 4-byte words takes that many.
-static int64_t wavefronts(ArrayRef<int64_t> at, int64_t bytes) {
-  int64_t part = 128 / std::max<int64_t>(bytes, 4), total = 0;
-  for (size_t first = 0; first < at.size(); first += part) {
-    std::map<int64_t, std::set<int64_t>> words;
-    for (size_t i = first; i < std::min(at.size(), first + part); ++i)
-      for (int64_t w = 0; w < std::max<int64_t>(bytes, 4) / 4; ++w)
-        words[(at[i] / 4 + w) % 32].insert(at[i] / 4 + w);
-    int64_t most = 1;
-    for (auto &[bank, set] : words)
-      most = std::max<int64_t>(most, set.size());
-    total += most;
-  }
-  return total;
-}
-
 /// Runs of `run` registers along the last dimension: the first register
 /// of each, or nothing when some run is not `run` consecutive elements of
 /// one row starting at a multiple of `run`.
@@ -1902,7 +1884,7 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
           at.push_back(((row + offs[r][rank - 2] % chunkRows) * p + col +
                         offs[r][rank - 1] % chunkCols) *
                        bytes);
-        cost += wavefronts(at, run * bytes);
+        cost += tessera::sharedWavefronts(at, run * bytes);
       }
     };
     count(srcLane, srcOffs, srcStarts, srcRun);
@@ -1912,9 +1894,8 @@ KernelLowering::planRunConversion(ConvertLayoutOp op) {
       pitch = p;
     }
   }
-  RunConversion plan{srcRun,    dstRun,    pitch,    chunkRows,
-                     chunkCols, srcStarts, dstStarts};
-  return plan;
+  return RunConversion{srcRun,  dstRun,  pitch,     chunkRows, chunkCols,
+                       srcOffs, dstOffs, srcStarts, dstStarts};
 }
 
 void KernelLowering::convertByRuns(
@@ -1927,8 +1908,7 @@ void KernelLowering::convertByRuns(
   int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
   Attribute src = getLayout(from), dst = getLayout(op.getType());
   const ThreadBase &sb = baseFor(src, shape), &db = baseFor(dst, shape);
-  auto srcOffs = getRegisterOffsets(src, shape);
-  auto dstOffs = getRegisterOffsets(dst, shape);
+  ArrayRef<SmallVector<int64_t>> srcOffs = plan.srcOffs, dstOffs = plan.dstOffs;
   int64_t bytes = std::max<int64_t>(1, et.getIntOrFloatBitWidth() / 8);
   int64_t srcRun = plan.srcRun, dstRun = plan.dstRun, pitch = plan.pitch,
           chunkRows = plan.chunkRows, chunkCols = plan.chunkCols;
@@ -3839,8 +3819,7 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
     // so that the converted tile never lives in registers whole.
     if (auto c = dyn_cast<ConvertLayoutOp>(op)) {
       auto st = dyn_cast_or_null<StoreOp>(c->getNextNode());
-      if (st && st.getValue() == c.getResult() && c->hasOneUse() &&
-          !fused.count(st))
+      if (st && st.getValue() == c.getResult() && c->hasOneUse())
         if (auto plan = planRunConversion(c)) {
           RunAccess a = planStore(st, b, map);
           convertByRuns(c, *plan, b, map,

@@ -22,6 +22,8 @@
 #ifndef TESSERA_RUNTIME_SIM_COUNTERS_H
 #define TESSERA_RUNTIME_SIM_COUNTERS_H
 
+#include "tessera/Support/SharedBanks.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -31,23 +33,17 @@
 
 namespace tessera::sim {
 
-constexpr int64_t kWarpLanes = 32;
+using tessera::kWarpLanes;
 /// The unit of global-memory traffic (an L1/L2 sector).
 constexpr int64_t kSectorBytes = 32;
-/// Shared memory: 32 banks of 4 bytes; one wavefront serves at most one
-/// 32-bit word per bank, for at most 128 bytes.
-constexpr int64_t kBanks = 32;
-constexpr int64_t kBankBytes = 4;
+using tessera::kBankBytes;
+using tessera::kBanks;
 
 enum class Space : uint8_t { Global = 0, Shared = 1 };
 /// As tessera_sim_access's `kind`.
 enum class AccessKind : uint8_t { Load = 0, Store = 1, Atomic = 2 };
 
-/// One lane's part of a warp request.
-struct LaneAccess {
-  int32_t lane = 0;
-  int64_t address = 0;
-};
+using tessera::LaneAccess;
 
 /// A global warp request's cost: the distinct 32-byte sectors its lanes'
 /// accesses of `width` bytes touch; the distinct bytes they ask for (bytes
@@ -57,17 +53,8 @@ struct GlobalCost {
 };
 GlobalCost globalCost(const LaneAccess *lanes, size_t count, int64_t width);
 
-/// A shared-memory warp request's wavefronts. The warp is served in
-/// phases of 128 bytes: all 32 lanes for accesses of up to 4 bytes, half
-/// warps for 8 bytes, quarter warps for 16 (128 / width lanes per phase in
-/// general). A phase with active lanes takes as many wavefronts as the most
-/// distinct 32-bit words any one bank holds among its accesses (lanes
-/// sharing a word: a broadcast); the ideal is as many wavefronts as its
-/// distinct words need at 32 per wavefront.
-struct SharedCost {
-  int64_t wavefronts = 0, idealWavefronts = 0;
-};
-SharedCost sharedCost(const LaneAccess *lanes, size_t count, int64_t width);
+using tessera::SharedCost;
+using tessera::sharedCost;
 
 /// What one memory access site (a static op, in one space, of one kind)
 /// did over a launch.

@@ -219,7 +219,7 @@ BlockedLayoutAttr expandLayout(BlockedLayoutAttr layout,
 /// Registers per thread of an accumulator from which a persistent or
 /// warp-specialised kernel stores without converting it (see the routing
 /// of stores below).
-constexpr int64_t kPersistentEpilogueWords = 128;
+constexpr int64_t kTightEpilogueWords = 128;
 
 /// The vector width a global access asks for (1 when its innermost tile
 /// dimension is not the tensor's unit-stride innermost dimension).
@@ -417,11 +417,11 @@ struct AssignLayoutsPass
       const Request &r = requests[groups.find(st.getValue())];
       auto t = cast<RankedTensorType>(st.getValue().getType());
       int64_t v = accessVector(st.getValue(), st.getDest(), cap);
-      int64_t words = t.getNumElements() / (32 * warps) *
-                      std::max<int64_t>(32, t.getElementTypeBitWidth()) / 32;
+      // The accumulator's f32 registers per thread.
+      int64_t words = t.getNumElements() / (32 * warps);
       if (r.dot && r.rank2 && !st.getMask() && v > 2 &&
           t.getNumElements() >= 32 * warps * v &&
-          !(tight && words >= kPersistentEpilogueWords))
+          !(tight && words >= kTightEpilogueWords))
         routed.push_back(st);
     });
     for (StoreOp st : routed) {
