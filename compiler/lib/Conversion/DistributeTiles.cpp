@@ -496,8 +496,10 @@ private:
     pendingReuse.clear();
   }
   bool vectorOK = false;
-  /// Per global tensor (kernel argument), the widest vector access.
-  DenseMap<Value, int64_t> widest;
+  /// Per global tensor (kernel argument), the widest vector access, in the
+  /// order the body first accesses the tensors (the entry's alignment test
+  /// follows it: the same source gives the same PTX).
+  llvm::MapVector<Value, int64_t> widest;
   /// Per kernel argument, its `tile.dim_symbols` (null for scalars).
   SmallVector<ArrayAttr> dimSymbols;
   /// Loads of dot operands that go to shared memory (cp.async), and the

@@ -270,6 +270,28 @@ TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
   EXPECT_EQ(cubin.schedule.group, ptx.schedule.group);
 }
 
+// The same source and configuration give the same PTX, byte for byte (the
+// artifact cache and the scorecard compare them): a GEMM whose three
+// tensors are tested for alignment at entry, emitted a few times in one
+// process, where every compile's IR lives at other addresses.
+TEST(GpuEmit, SameSourceSamePtx) {
+  Specialization spec;
+  spec.precision = "fp16@accum(fp32)";
+  spec.unitStrideTensors = {"A", "B", "C"};
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    std::string first;
+    for (int i = 0; i < 6; ++i) {
+      driver::GpuResources r;
+      auto text = emitLibrary("gemm", spec, arch, driver::EmitKind::PTX, r);
+      ASSERT_TRUE(text.ok()) << arch << ": " << text.status().toString();
+      if (i == 0)
+        first = *text;
+      else
+        ASSERT_EQ(*text, first) << arch << ": emit " << i << " differs";
+    }
+  }
+}
+
 // A warp-specialised kernel on sm_90a runs a producer warpgroup after its
 // num_warps warps: the launch's block is 128 threads larger, and the PTX
 // moves registers between them (setmaxnreg) with one block per SM for
