@@ -516,6 +516,11 @@ std::optional<int64_t> mlir::tessera::simWgmmaConfig(NVVM::WGMMATypes in,
   case NVVM::WGMMATypes::e5m2:
     format = 3;
     break;
+  case NVVM::WGMMATypes::tf32:
+    // Bit 9 (N stays below 512): tf32, the format bits 0.
+    if (registerA || transA || transB)
+      return std::nullopt;
+    return n | int64_t(1) << 9 | int64_t(scaleD) << 14;
   default:
     return std::nullopt;
   }

@@ -534,8 +534,8 @@ private:
   /// The dots that read the block `op` stages.
   SmallVector<DotOp> dotsReading(LoadOp op);
   /// Whether `d` lowers to wgmma: 16-bit operands, B staged and A staged
-  /// or in registers, or fp8 operands both staged with K innermost; every
-  /// warp along M. Records the atom width of its staged operands' blocks.
+  /// or in registers, or fp8 or tf32 operands both staged with K innermost;
+  /// every warp along M. Records the atom width of its staged operands' blocks.
   bool planWgmma(DotOp d);
   LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
   /// The offset of staged block `st` in its buffer, in 16-byte units
@@ -2066,8 +2066,10 @@ bool KernelLowering::stageable(LoadOp op) {
   // widened there and stored to shared memory) or, for wgmma k32, as it
   // is.
   bool widened = widenedBlock(op);
-  if (!(et.isF16() || et.isBF16() || isFloat8(et)) || op.getMask() ||
-      op.getOther())
+  // f32 blocks: the tf32 operands of wgmma k8 (sm_90a).
+  if (!(et.isF16() || et.isBF16() || isFloat8(et) ||
+        (et.isF32() && warpgroupMma)) ||
+      op.getMask() || op.getOther())
     return false;
   int64_t rank = t.getRank();
   if (rank < 2)
@@ -3078,15 +3080,19 @@ bool KernelLowering::planWgmma(DotOp d) {
   if (!warpgroupMma)
     return false;
   Type in = d.getLhs().getType().getElementType();
-  bool narrow = isFloat8(in);
-  if (!(in.isF16() || in.isBF16() || narrow) ||
+  // fp8 (k32) and tf32 (k8) operands: both from shared memory with K
+  // innermost (wgmma reads them K-major only).
+  bool kMajorOnly = isFloat8(in) || in.isF32();
+  if (!(in.isF16() || in.isBF16() || kMajorOnly) ||
       d.getRhs().getType().getElementType() != in)
     return false;
+  // K per instruction: 32 bytes of operands.
+  int64_t kInstr = 256 / in.getIntOrFloatBitWidth();
   auto mma = dyn_cast<MmaLayoutAttr>(getLayout(d.getType()));
   ArrayRef<int64_t> shape = d.getType().getShape();
   if (!mma || mma.getWarpsPerCTA() != ArrayRef<int64_t>{warps, 1} ||
       !fitsWarpgroupGrid(shape, warps) ||
-      d.getLhs().getType().getShape()[1] % (narrow ? 32 : 16) != 0)
+      d.getLhs().getType().getShape()[1] % kInstr != 0)
     return false;
   LoadOp a = stagedSource(d.getLhs()), bl = stagedSource(d.getRhs());
   // A may come from registers in the operand layout of the accumulator's
@@ -3096,8 +3102,6 @@ bool KernelLowering::planWgmma(DotOp d) {
   bool aRegisters = !a && al && al.getOpIdx() == 0 && al.getParent() == mma;
   if ((!a && !aRegisters) || !bl || a == bl)
     return false;
-  // fp8 operands: both from shared memory with K innermost (wgmma reads
-  // 8-bit operands K-major only).
   auto transposes = [](Value v) {
     int count = 0;
     while (Operation *def = v.getDefiningOp()) {
@@ -3108,8 +3112,8 @@ bool KernelLowering::planWgmma(DotOp d) {
     }
     return count;
   };
-  if (narrow && (!a || transposes(d.getLhs()) % 2 != 0 ||
-                 transposes(d.getRhs()) % 2 != 1))
+  if (kMajorOnly && (!a || transposes(d.getLhs()) % 2 != 0 ||
+                     transposes(d.getRhs()) % 2 != 1))
     return false;
   // Atoms as wide as the hardware's swizzles allow: 128, 64 or 32 bytes.
   auto atomOf = [](LoadOp ld) -> int64_t {
@@ -3210,8 +3214,8 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
   int64_t n = rt.getShape()[1];
   Type in = op.getLhs().getType().getElementType();
   // K per instruction: 32 bytes of operands (k16 for 16-bit, k32 for
-  // fp8).
-  int64_t kInstr = isFloat8(in) ? 32 : 16;
+  // fp8, k8 for tf32).
+  int64_t kInstr = 256 / in.getIntOrFloatBitWidth();
   int64_t ks = op.getLhs().getType().getShape()[1] / kInstr;
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
   auto stagedA = staged.find(op.getLhs());
@@ -3283,6 +3287,7 @@ LogicalResult KernelLowering::lowerWgmmaDot(DotOp op, OpBuilder &b,
     acc.push_back(st);
   }
   auto type = in.isBF16()                 ? NVVM::WGMMATypes::bf16
+              : in.isF32()                ? NVVM::WGMMATypes::tf32
               : isa<Float8E4M3FNType>(in) ? NVVM::WGMMATypes::e4m3
               : isa<Float8E5M2Type>(in)   ? NVVM::WGMMATypes::e5m2
                                           : NVVM::WGMMATypes::f16;
@@ -4082,14 +4087,15 @@ LogicalResult KernelLowering::run() {
     }
   }
   // fp8 operands reach this pass for wgmma k32 only (others are widened
-  // by tessera-widen-float8-dots).
+  // by tessera-widen-float8-dots), f32 ones for wgmma k8 on tf32.
   WalkResult unplanned = body.walk([&](DotOp d) {
-    if (!isFloat8(d.getLhs().getType().getElementType()) ||
-        wgmmaDots.contains(d))
+    Type in = d.getLhs().getType().getElementType();
+    if (!(isFloat8(in) || in.isF32()) || wgmmaDots.contains(d))
       return WalkResult::advance();
-    d.emitOpError("has fp8 operands, which only wgmma reads, and cannot be "
-                  "lowered to wgmma (both operands staged in shared memory "
-                  "with K innermost, the warps along M)");
+    d.emitOpError() << "has " << (in.isF32() ? "tf32" : "fp8")
+                    << " operands, which only wgmma reads, and cannot "
+                       "be lowered to wgmma (both operands staged in shared "
+                       "memory with K innermost, the warps along M)";
     return WalkResult::interrupt();
   });
   if (unplanned.wasInterrupted())

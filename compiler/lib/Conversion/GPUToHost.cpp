@@ -848,10 +848,12 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             ta, shape.getN(), wg.getLayoutA() == NVVM::MMALayout::col,
             wg.getLayoutB() == NVVM::MMALayout::row, scaleD,
             /*registerA=*/false);
-        // K: 32 bytes of operands (k16 for 16-bit inputs, k32 for fp8).
+        // K: 32 bytes of operands (k16 for 16-bit inputs, k32 for fp8, k8
+        // for tf32).
         int64_t k = ta == NVVM::WGMMATypes::f16 || ta == NVVM::WGMMATypes::bf16
                         ? 16
-                        : 32;
+                    : ta == NVVM::WGMMATypes::tf32 ? 8
+                                                   : 32;
         bool f32Fields =
             llvm::all_of(st.getBody(), [](Type t) { return t.isF32(); });
         if (shape.getM() != 64 || !config || shape.getK() != k || ta != tb ||
@@ -860,9 +862,9 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
             wg.getScaleA() != NVVM::WGMMAScaleIn::one ||
             wg.getScaleB() != NVVM::WGMMAScaleIn::one)
           return op->emitOpError(
-              "sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs "
-              "and m64nNk32 with e4m3/e5m2 inputs, from shared memory, "
-              "with f32 accumulation only");
+              "sim supports wgmma.mma_async m64nNk16 with f16/bf16 inputs, "
+              "m64nNk32 with e4m3/e5m2 inputs and m64nNk8 with K-major tf32 "
+              "inputs, from shared memory, with f32 accumulation only");
         SmallVector<Value> accIn;
         for (int64_t i = 0; scaleD && i < int64_t(st.getBody().size()); ++i)
           accIn.push_back(

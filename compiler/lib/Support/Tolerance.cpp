@@ -131,7 +131,8 @@ Tolerance toleranceFor(DType storage, ToleranceOp op, int64_t reductionLength) {
 }
 
 Tolerance tf32GemmTolerance(int64_t reductionLength) {
-  return toleranceFor(DType::F16, ToleranceOp::Gemm, reductionLength);
+  Tolerance f16 = toleranceFor(DType::F16, ToleranceOp::Gemm, reductionLength);
+  return {2.0 * f16.atol, 2.0 * f16.rtol};
 }
 
 Tolerance withOutputRounding(Tolerance tol, DType output) {

@@ -1011,17 +1011,20 @@ int64_t wgmmaOffset(uint64_t desc, int64_t mn, int64_t k, bool mnMajor,
   return a;
 }
 
-/// wgmma.mma_async m64nNk16 (16-bit inputs) or m64nNk32 (fp8 inputs) over
-/// one warpgroup (`lanes`: its 128 threads), f32 accumulation. The accumulator
-/// fragments (PTX ISA, "Register Fragments" of wgmma .m64nNk16): warp w of the
-/// warpgroup, g = lane/4, t = lane%4, register i = 4j + e holds (16w + g + 8
-/// (e/2), 8j + 2t + e%2). The sum runs over k in order, in f32, as the mma.sync
-/// emulation does.
+/// wgmma.mma_async m64nNk16 (16-bit inputs), m64nNk32 (fp8) or m64nNk8 (tf32)
+/// over one warpgroup (`lanes`: its 128 threads), f32 accumulation. The
+/// accumulator fragments (PTX ISA, "Register Fragments" of wgmma .m64nNk16):
+/// warp w of the warpgroup, g = lane/4, t = lane%4, register i = 4j + e holds
+/// (16w + g + 8 (e/2), 8j + 2t + e%2). The sum runs over k in order, in f32, as
+/// the mma.sync emulation does.
 void runWgmma(Fiber *const *lanes) {
   Scheduler &s = *lanes[0]->sched;
   const BlockLaunch &l = *s.launch;
   const int64_t config = lanes[0]->syncMode;
-  const int64_t n = config & 0x3ff, format = (config >> 10) & 3;
+  // Formats 0 f16, 1 bf16 (k16), 2 e4m3, 3 e5m2 (k32), 4 tf32 (k8; bit 9),
+  // fp8 and tf32 operands K-major from shared memory.
+  const int64_t n = config & 0x1ff,
+                format = (config >> 9) & 1 ? 4 : (config >> 10) & 3;
   const bool transA = (config >> 12) & 1, transB = (config >> 13) & 1;
   const bool scaleD = (config >> 14) & 1, registerA = (config >> 15) & 1;
   const uint64_t descA = uint64_t(lanes[0]->syncPtr[0]);
@@ -1039,15 +1042,17 @@ void runWgmma(Fiber *const *lanes) {
       return fail("threads of a warpgroup issued wgmma.mma_async with "
                   "different descriptors or shapes (thread " +
                   std::to_string(lanes[t]->tid) + ")");
-  // Formats 0 f16, 1 bf16 (k16), 2 e4m3, 3 e5m2 (k32, both operands from
-  // shared memory).
-  const int64_t kDim = format >= 2 ? 32 : 16, bytes = format >= 2 ? 1 : 2;
+  const int64_t bytes = format == 4   ? 4
+                        : format >= 2 ? 1
+                                      : 2,
+                kDim = 32 / bytes;
   if (n < 8 || n > 256 || n % 8 ||
       (format >= 2 && (registerA || transA || transB)))
-    return fail(
-        "unsupported wgmma.mma_async (N " + std::to_string(n) + ", format " +
-        std::to_string(format) +
-        (format >= 2 ? ", fp8 operands K-major in shared memory only)" : ")"));
+    return fail("unsupported wgmma.mma_async (N " + std::to_string(n) +
+                ", format " + std::to_string(format) +
+                (format >= 2
+                     ? ", fp8 and tf32 operands K-major in shared memory only)"
+                     : ")"));
   if (!l.arena)
     return fail("wgmma.mma_async without shared memory");
   const uint64_t arena = reinterpret_cast<uintptr_t>(l.arena);
@@ -1065,16 +1070,24 @@ void runWgmma(Fiber *const *lanes) {
       latest.resize(chain + 1, 0);
     latest[chain] = product;
   }
-  auto value = [&](uint16_t bits) {
+  auto value = [&](uint32_t bits) {
     switch (format) {
     case 0:
-      return f16BitsToF32(bits);
+      return f16BitsToF32(uint16_t(bits));
     case 1:
-      return bf16BitsToF32(bits);
+      return bf16BitsToF32(uint16_t(bits));
     case 2:
       return f8E4M3BitsToF32(uint8_t(bits));
-    default:
+    case 3:
       return f8E5M2BitsToF32(uint8_t(bits));
+    default: {
+      // tf32: the tensor cores read the sign, the exponent and the top 10
+      // mantissa bits of each f32 in shared memory (no rounding).
+      bits &= 0xffffe000u;
+      float x;
+      std::memcpy(&x, &bits, sizeof x);
+      return x;
+    }
     }
   };
   std::vector<uint64_t> tmaChecked;
@@ -1112,7 +1125,7 @@ void runWgmma(Fiber *const *lanes) {
     std::memcpy(&ctx, &first, sizeof ctx);
     tessera_sim_access(ctx, int64_t(uintptr_t(p)), bytes, 0,
                        lanes[0]->syncSite);
-    uint16_t bits = 0;
+    uint32_t bits = 0;
     std::memcpy(&bits, p, size_t(bytes));
     out = value(bits);
     return true;

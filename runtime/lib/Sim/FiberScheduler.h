@@ -47,12 +47,14 @@ extern "C" void tessera_sim_ldmatrix(int64_t context, int64_t address,
 /// c and d: 4 x f32). kind: 0 f16 inputs, 1 bf16 inputs.
 extern "C" void tessera_sim_mma(int64_t context, int64_t kind, int64_t a,
                                 int64_t b, int64_t c, int64_t d, int64_t site);
-/// wgmma.mma_async.sync.aligned.m64nNk16 (m64nNk32 for fp8) with f32
+/// wgmma.mma_async.sync.aligned.m64nNk16 (m64nNk32 for fp8, m64nNk8 for
+/// tf32) with f32
 /// accumulation, a warpgroup collective (the four warps of threads
 /// 128g .. 128g+127): A and B are read from shared memory through their
 /// matrix descriptors (`descA`, `descB`), `acc` holds this thread's N/2 f32
-/// accumulators and receives D. `config` packs the instruction: bits 0-9
-/// N, bits 10-11 the input format (0 f16, 1 bf16, 2 e4m3, 3 e5m2), bit 12 A
+/// accumulators and receives D. `config` packs the instruction: bits 0-8
+/// N, bit 9 tf32 inputs (m64nNk8, bits 10-11 then 0), bits 10-11 the input
+/// format (0 f16, 1 bf16, 2 e4m3, 3 e5m2), bit 12 A
 /// transposed (MN-major), bit 13 B transposed, bit 14 scale-d (0: D = A B,
 /// ignoring the accumulators), bit 15 A from registers (`descA` is then the
 /// address of this thread's 4 words of A, the m64k16 register fragment),

@@ -116,7 +116,9 @@ std::vector<Specialization> configs(const driver::SourceModule &m,
 /// A kernel family and the precision policy it is compiled with (f16,
 /// bf16 and fp8 (widened to f16 in the register lowering unless both
 /// operands have K innermost on sm_90a, where wgmma k32 reads them), and f32
-/// under "tf32", run the GEMM dots on tensor cores).
+/// under "tf32" (wgmma k8 on sm_90a when both operands have K innermost,
+/// the shared-memory lowering's mma.sync otherwise), run the GEMM dots on
+/// tensor cores).
 struct ArtifactCase {
   const char *family;
   const char *precision;
@@ -200,6 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "fp16@accum(fp32)", true, "persistent"},
         ArtifactCase{"gemm", "fp16@accum(fp32)", true, "warp_specialize"},
         ArtifactCase{"gemm", "tf32", true},
+        ArtifactCase{"gemm", "tf32", true, "TRANS_B"},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},
         ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"},

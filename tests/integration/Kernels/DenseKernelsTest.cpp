@@ -438,11 +438,10 @@ TEST(GemmEdge, WarpSpecialized) {
 // 10-bit inputs summed in f32, not yet checked against an H100.
 TEST(GemmEdge, F8OperandsOnTensorCores) {
   for (DType dt : {DType::F8E4M3, DType::F8E5M2})
-    for (GemmConfig cfg : std::vector<GemmConfig>{
-             {64, 64, 32, 4, 3},
-             {128, 128, 64, 8, 2},
-             {64, 32, 32, 2, 3},
-             {64, 64, 128, 4, 2}})
+    for (GemmConfig cfg : std::vector<GemmConfig>{{64, 64, 32, 4, 3},
+                                                  {128, 128, 64, 8, 2},
+                                                  {64, 32, 32, 2, 3},
+                                                  {64, 64, 128, 4, 2}})
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
           std::string precision = std::string(dtypeName(dt)) + "@accum(fp32)";
@@ -457,6 +456,46 @@ TEST(GemmEdge, F8OperandsOnTensorCores) {
                                                         tf32GemmTolerance(k))
                                                   : std::nullopt);
         }
+}
+
+// On sm_90a (the sim's target) tf32 products whose operands both have K
+// innermost (TRANS_B without TRANS_A) run as wgmma k8, reading f32 blocks
+// from the 128-, 64- and 32-byte swizzles of BLOCK_K 32, 16 and 8 (and K
+// steps across atoms at BLOCK_K 64), on one and two warpgroups, aligned
+// rows (TMA) and unaligned ones; the other operand orders keep mma.sync
+// m16n8k8 in shared memory.
+TEST(GemmEdge, TF32WarpgroupProducts) {
+  for (GemmConfig cfg : std::vector<GemmConfig>{{64, 64, 32, 4, 3},
+                                                {128, 128, 32, 4, 3},
+                                                {128, 64, 64, 8, 2},
+                                                {64, 128, 16, 4, 3},
+                                                {64, 32, 8, 4, 2}})
+    for (auto [ta, tb] : std::vector<std::pair<bool, bool>>{
+             {false, true}, {false, false}, {true, true}}) {
+      auto kernel = configuredGemm("tf32", cfg, ta, tb);
+      for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+               {136, 88, 200}, {130, 90, 200}, {70, 37, 17}})
+        expectStoredGemm(kernel, DType::F32, ta, tb, m, n, k, 1.25, -0.5, 43,
+                         "tf32 " + cfg.describe(), tf32GemmTolerance(k));
+    }
+}
+
+// wgmma k8 (sm_90a, the sim's target: both operands K-major, the rows
+// filling a warpgroup) reads the f32 blocks as the copies left them in
+// shared memory: the tensor cores take the top 10 mantissa bits of each
+// and drop the rest, so 1 + 2^-11 counts as 1.0 there (as 1 + 2^-11 on
+// cpu). Not yet checked against an H100.
+TEST(GemmEdge, TF32WarpgroupProductsTruncateDotInputs) {
+  const int64_t m = 64, n = 64, k = 16;
+  auto kernel = configuredGemm("tf32", GemmConfig{64, 64, 16, 4, 2}, false,
+                               /*tb=*/true);
+  HostTensor a = HostTensor::full({m, k}, DType::F32, 1.0 + 0x1p-11);
+  HostTensor b = HostTensor::full({n, k}, DType::F32, 1.0);
+  HostTensor c = HostTensor::zeros({m, n}, DType::F32);
+  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+  const double product = testDevice() == DeviceKind::Cpu ? 1.0 + 0x1p-11 : 1.0;
+  HostTensor expected = HostTensor::full({m, n}, DType::F32, k * product);
+  EXPECT_CLOSE(c, expected, (Tolerance{0.0, 0.0}));
 }
 
 // An empty K leaves C = beta * C. On a GPU this also guards the f16

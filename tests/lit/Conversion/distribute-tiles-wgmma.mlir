@@ -408,6 +408,36 @@ func.func @gemm_fp8_k_major(%a: memref<?x?xf8E5M2, strided<[?, 1], offset: ?>> {
 
 // -----
 
+// f32 operands under precision "tf32" that both have K innermost are
+// staged as they are (TMA boxes of 128-byte rows, the 128-byte swizzle)
+// and read K-major by wgmma k8 on tf32, four products per 32-deep K step.
+// CHECK-LABEL: gpu.func @gemm_tf32_k_major
+// CHECK-SAME: tile.shared_bytes = 73728
+// CHECK-SAME: tile.tensor_maps = [{box = array<i64: 64, 32>, source = 0 : i64, swizzle = 128 : i64}, {box = array<i64: 128, 32>, source = 1 : i64, swizzle = 128 : i64}]
+// CHECK: scf.for
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvgpu.mma.sync
+func.func @gemm_tf32_k_major(%a: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32, tile.dot_precision = "tf32"} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<64x32xf32>
+    %y = tile.load %b[%c0, %k0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<128x32xf32>
+    %yt = tile.trans %y [1, 0] : tensor<128x32xf32> -> tensor<32x128xf32>
+    %d = tile.dot %x, %yt, %acc0 : tensor<64x32xf32>, tensor<32x128xf32> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
 // A persistent kernel in grouped order: the grid of programs arrives after
 // the arguments (before the tensor maps), and each block loops over its
 // programs from its block id in steps of the grid, each program after a

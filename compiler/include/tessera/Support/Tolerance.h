@@ -115,11 +115,12 @@ Tolerance toleranceFor(DType storage, ToleranceOp op,
 /// Tolerance for a GEMM whose f32 inputs the kernel may round to tf32 (the
 /// "tf32" precision policy: tensor cores on the GPU, full f32 on cpu) against
 /// the reference on the unrounded inputs. Unlike the rest of the table, input
-/// quantization is an error source here: rounding both inputs to 10 mantissa
-/// bits (to nearest) puts each product within 2^-10 relative of the exact
-/// one, and K such errors with random signs grow like sqrt(K) -- f16's row of
-/// the base table (also 10 bits) scaled as Op::Gemm: atol 1e-3 * sqrt(K),
-/// rtol 1e-3.
+/// quantization is an error source here: reducing both inputs to 10 mantissa
+/// bits puts each product within 2^-10 (rounded to nearest, mma.sync) or
+/// 2^-9 (truncated, sm_90a's wgmma) relative of the exact one, and K such
+/// errors with random signs grow like sqrt(K) -- f16's row of the base table
+/// (also 10 bits) scaled as Op::Gemm and doubled for truncation: atol
+/// 2e-3 * sqrt(K), rtol 2e-3.
 Tolerance tf32GemmTolerance(int64_t reductionLength);
 
 /// `tol` widened for rounding the result to `output` when the expected tensor

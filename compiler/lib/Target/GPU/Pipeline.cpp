@@ -83,13 +83,19 @@ std::string gpu::supportedArchList() {
   return s;
 }
 
-bool gpu::usesRegisterLowering(ModuleOp module) {
+/// Warpgroup matrix products exist on sm_90a only (not sm_90, not sm_100a).
+static bool hasWarpgroupMma(const gpu::GpuArch &arch) {
+  return arch.name == "sm_90a";
+}
+
+bool gpu::usesRegisterLowering(ModuleOp module, const GpuArch &arch) {
   if (const char *forced = std::getenv("TESSERA_GPU_LOWERING"))
     if (std::string(forced) == "shared")
       return false;
   bool all = true;
   module.walk([&](mlir::func::FuncOp f) {
-    if (f->hasAttr("tile.kernel") && !mlir::tessera::tile::canAssignLayouts(f))
+    if (f->hasAttr("tile.kernel") && !mlir::tessera::tile::canAssignLayouts(
+                                         f, nullptr, hasWarpgroupMma(arch)))
       all = false;
   });
   return all;
@@ -97,10 +103,8 @@ bool gpu::usesRegisterLowering(ModuleOp module) {
 
 Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
-  if (usesRegisterLowering(module)) {
-    // Warpgroup matrix products exist on sm_90a only (not sm_90, not
-    // sm_100a).
-    std::string wgmma = arch.name == "sm_90a" ? "true" : "false";
+  if (usesRegisterLowering(module, arch)) {
+    std::string wgmma = hasWarpgroupMma(arch) ? "true" : "false";
     TESSERA_RETURN_IF_ERROR(addPipeline(
         pm, "func.func(tessera-unify-shape-dims,"
             "tessera-prefetch-tile-loads,"

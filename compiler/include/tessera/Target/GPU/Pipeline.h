@@ -38,9 +38,10 @@ Status lowerToGPUDialect(mlir::ModuleOp module, const GpuArch &arch);
 
 /// Whether `lowerToGPUDialect` keeps the module's tiles in registers
 /// (distributed layouts) rather than in shared memory: every kernel's
-/// operations have a register lowering, and `TESSERA_GPU_LOWERING` is not
-/// `shared`.
-bool usesRegisterLowering(mlir::ModuleOp module);
+/// operations have a register lowering on `arch` (sm_90a's wgmma takes tf32
+/// dots the others leave to shared memory), and `TESSERA_GPU_LOWERING` is
+/// not `shared`.
+bool usesRegisterLowering(mlir::ModuleOp module, const GpuArch &arch);
 
 /// From the gpu-dialect module: NVVM, LLVM's NVPTX back end, PTX text of
 /// the kernel's module.

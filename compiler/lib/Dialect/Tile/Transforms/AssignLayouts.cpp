@@ -56,7 +56,7 @@ bool isElementwise(Operation *op) {
 bool isTensor(Type t) { return isa<RankedTensorType>(t); }
 
 /// Why `op` has no register lowering, or the empty string.
-std::string unsupportedReason(Operation *op) {
+std::string unsupportedReason(Operation *op, bool warpgroupMma) {
   bool tensors = llvm::any_of(op->getOperandTypes(), isTensor) ||
                  llvm::any_of(op->getResultTypes(), isTensor);
   if (!tensors)
@@ -84,8 +84,12 @@ std::string unsupportedReason(Operation *op) {
     return "";
   if (auto d = dyn_cast<DotOp>(op)) {
     // Tensor cores: m16n8k16 with 16-bit inputs into f32 (fp8 inputs
-    // once tessera-widen-float8-dots has made them f16).
+    // once tessera-widen-float8-dots has made them f16), and on sm_90a
+    // wgmma k8 on tf32 from K-major blocks.
     Type in = d.getLhs().getType().getElementType();
+    if (warpgroupMma &&
+        takesTf32Wgmma(d, numWarps(op->getParentOfType<func::FuncOp>())))
+      return "";
     if (!(in.isF16() || in.isBF16() || isFloat8(in)) ||
         !d.getType().getElementType().isF32()) {
       std::string why;
@@ -246,7 +250,7 @@ struct AssignLayoutsPass
     if (!f->hasAttr(TileDialect::getKernelAttrName()))
       return;
     std::string why;
-    if (!canAssignLayouts(f, &why)) {
+    if (!canAssignLayouts(f, &why, warpgroupMma)) {
       f.emitError() << "has no register lowering: " << why;
       return signalPassFailure();
     }
@@ -695,10 +699,11 @@ struct AssignLayoutsPass
 } // namespace
 
 bool mlir::tessera::tile::canAssignLayouts(func::FuncOp kernel,
-                                           std::string *why) {
+                                           std::string *why,
+                                           bool warpgroupMma) {
   std::string reason;
   kernel.walk([&](Operation *op) {
-    reason = unsupportedReason(op);
+    reason = unsupportedReason(op, warpgroupMma);
     return reason.empty() ? WalkResult::advance() : WalkResult::interrupt();
   });
   // Tensor-core tiles come from and go to rows of unit stride (cp.async

@@ -91,15 +91,14 @@ struct WidenFloat8DotsPass
 
 } // namespace
 
-bool mlir::tessera::tile::keepsFloat8Operands(DotOp d, int64_t warps) {
-  Type in = d.getLhs().getType().getElementType();
-  if (!isFloat8(in) || d.getRhs().getType().getElementType() != in ||
-      !d.getType().getElementType().isF32())
-    return false;
+/// Whether both operands of `d` are loads wgmma reads K-major as stored: A
+/// a [M, K] block, B a [N, K] block transposed (through unit reshapes), of
+/// no other use and without mask, with whole 8-row groups; K a multiple of
+/// `kStep` and a product on wgmma's warp grid.
+static bool readsKMajorBlocks(DotOp d, int64_t warps, int64_t kStep) {
   int64_t k = d.getLhs().getType().getShape()[1];
-  if (!fitsWarpgroupGrid(d.getType().getShape(), warps) || k % 32 != 0)
+  if (!fitsWarpgroupGrid(d.getType().getShape(), warps) || k % kStep != 0)
     return false;
-  // Both blocks as stored have K innermost and whole 8-row groups.
   auto kInner = [&](std::pair<LoadOp, int> src, int transposes) {
     auto [ld, t] = src;
     if (!ld || t != transposes)
@@ -112,4 +111,24 @@ bool mlir::tessera::tile::keepsFloat8Operands(DotOp d, int64_t warps) {
     return rank >= 2 && block[rank - 1] == k && block[rank - 2] % 8 == 0;
   };
   return kInner(soleLoad(d.getLhs()), 0) && kInner(soleLoad(d.getRhs()), 1);
+}
+
+bool mlir::tessera::tile::keepsFloat8Operands(DotOp d, int64_t warps) {
+  Type in = d.getLhs().getType().getElementType();
+  if (!isFloat8(in) || d.getRhs().getType().getElementType() != in ||
+      !d.getType().getElementType().isF32())
+    return false;
+  return readsKMajorBlocks(d, warps, 32);
+}
+
+bool mlir::tessera::tile::takesTf32Wgmma(DotOp d, int64_t warps) {
+  auto f = d->getParentOfType<func::FuncOp>();
+  auto precision =
+      f ? f->getAttrOfType<StringAttr>("tile.dot_precision") : StringAttr();
+  if (!precision || precision.getValue() != "tf32" ||
+      !d.getLhs().getType().getElementType().isF32() ||
+      !d.getRhs().getType().getElementType().isF32() ||
+      !d.getType().getElementType().isF32())
+    return false;
+  return readsKMajorBlocks(d, warps, 8);
 }

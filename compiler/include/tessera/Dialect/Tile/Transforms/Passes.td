@@ -145,7 +145,10 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     With `warpgroup-mma` (sm_90a), a dot whose rows fill every warp lays
     all warps along M (warp grid [num_warps, 1]): each group of four warps
     then holds 64 whole rows, the accumulator of one `wgmma` per 64-row
-    block.
+    block. An f32 dot of a kernel of precision "tf32" (`tile.dot_precision`)
+    whose operands are loads with K innermost (`takesTf32Wgmma`) is then
+    covered too: `wgmma` k8 reads both from shared memory, so no operand
+    fragments live in registers.
   }];
   let options = [
     Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
