@@ -64,10 +64,11 @@ const std::vector<ScoreKernel> &scoreKernels() {
       // Both fp8 operands K-major (B stored [N, K]): wgmma k32 on sm_90a.
       {"gemm", "gemm", "fp8_e4m3@accum(fp32)", "gemm", "fp8_e4m3", "",
        "TRANS_B=true"},
-      // f32 data on tf32 tensor cores, both operands K-major (B stored
-      // [N, K]): wgmma k8 on sm_90a. (sm_80 keeps tf32 dots in the
-      // shared-memory lowering, which needs more shared memory than sm_80
-      // has at this tile.)
+      // f32 data on tf32 tensor cores: wgmma k8 on sm_90a, B stored [K, N]
+      // (stored transposed through registers) and [N, K] (copied as it
+      // is). (sm_80 keeps tf32 dots in the shared-memory lowering, which
+      // needs more shared memory than sm_80 has at this tile.)
+      {"gemm", "gemm", "tf32", "gemm", "tf32", "", "", "sm_90a"},
       {"gemm", "gemm", "tf32", "gemm", "tf32", "", "TRANS_B=true", "sm_90a"},
       // The tensor-core path's largest tile.
       {"gemm", "gemm", "fp16@accum(fp32)", "gemm", "f16", "",

@@ -78,6 +78,21 @@ bool widenedBlock(LoadOp ld) {
                       [](Operation *u) { return widening(u); });
 }
 
+/// Whether `ld` loads an f32 [K, N] block that dots read as their B operand
+/// as stored (N innermost): wgmma reads tf32 operands K-major only, so the
+/// block goes through registers and is stored transposed, [N, K].
+bool transposedBlock(LoadOp ld) {
+  if (!ld.getType().getElementType().isF32() || ld.getType().getRank() != 2 ||
+      ld.getResult().use_empty())
+    return false;
+  return llvm::all_of(ld.getResult().getUsers(), [](Operation *u) {
+    auto c = dyn_cast<ConvertLayoutOp>(u);
+    auto layout =
+        c ? dyn_cast<DotOperandLayoutAttr>(getLayout(c.getType())) : nullptr;
+    return layout && layout.getOpIdx() == 1;
+  });
+}
+
 /// The innermost loop around `op`, null for an op outside every loop. The
 /// loop of a persistent kernel over its programs (`tile.program_loop`)
 /// does not count: its body is what a block of another kernel runs once.
@@ -571,14 +586,22 @@ private:
   /// into the staged block `buffer` in atoms of `atom` swizzled columns.
   void storeStaged(OpBuilder &b, Location l, RankedTensorType t, Value regs,
                    Value buffer, int64_t atom);
+  /// Stores `regs`, a [K, N] tile of type `t` (f32 elements, in `t`'s
+  /// layout), transposed into the staged [N, K] block `buffer`, in atoms of
+  /// `atom` swizzled columns along K: an element per store.
+  void storeTransposed(OpBuilder &b, Location l, RankedTensorType t, Value regs,
+                       Value buffer, int64_t atom);
   /// fp8 tiles loaded into registers whose widening and stores to their
-  /// staged blocks wait until an operation reads shared memory: the loads
-  /// of consecutive operands are all in flight before one barrier.
+  /// staged blocks (or f32 tiles whose transposed stores, transposedBlock)
+  /// wait until an operation reads shared memory: the loads of consecutive
+  /// operands are all in flight before one barrier.
   struct PendingStage {
     RankedTensorType type;
     Value regs, buffer;
     int64_t atom;
     bool inLoop, wgmma;
+    /// An f32 block stored transposed (transposedBlock), not widened.
+    bool transpose = false;
   };
   SmallVector<PendingStage> pendingStages;
   /// Whether lowering `op` leaves the pending stores pending: it reads no
@@ -2282,8 +2305,18 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
   Value buf = sharedBuffer(b, l, rows * cols,
                            widened ? b.getF16Type() : t.getElementType(),
                            atom ? 1024 : 16);
-  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
   bool inLoop = enclosingLoop(op) != nullptr;
+  if (warpgroupMma && transposedBlock(op)) {
+    // Stored [N, K] (K innermost, in atoms of `atom` columns): the block's
+    // transpose, as the dot reads it.
+    staged[op.getResult()] = {buf, cIndex(b, l, 0), cols, rows, true, atom};
+    if (failed(lowerLoad(op, b, map)))
+      return failure();
+    pendingStages.push_back({t, map.lookup(op.getResult()), buf, atom, inLoop,
+                             true, /*transpose=*/true});
+    return success();
+  }
+  staged[op.getResult()] = {buf, cIndex(b, l, 0), rows, cols, false, atom};
   if (widened) {
     // The loads go out now; their f16 image is stored once an operation
     // reads shared memory (flushPendingStages), with the loads of the
@@ -2316,7 +2349,8 @@ bool KernelLowering::keepsPendingStages(Operation *op) {
   if (!touchesTensors(op))
     return true;
   if (auto ld = dyn_cast<LoadOp>(op))
-    return stagedLoads.contains(op) && widenedBlock(ld);
+    return stagedLoads.contains(op) &&
+           (widenedBlock(ld) || (warpgroupMma && transposedBlock(ld)));
   if (!(isa<ReshapeOp, TransOp, ConvertLayoutOp>(op) || widening(op)) ||
       !staged.count(op->getOperand(0)))
     return false;
@@ -2333,6 +2367,10 @@ void KernelLowering::flushPendingStages(OpBuilder &b, Location l) {
                    [](const PendingStage &p) { return p.inLoop; }))
     gpu::BarrierOp::create(b, l);
   for (const PendingStage &p : pendingStages) {
+    if (p.transpose) {
+      storeTransposed(b, l, p.type, p.regs, p.buffer, p.atom);
+      continue;
+    }
     auto vt = cast<VectorType>(p.regs.getType());
     Value wide = arith::ExtFOp::create(
         b, l, VectorType::get(vt.getShape(), b.getF16Type()), p.regs);
@@ -2385,10 +2423,43 @@ void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
   }
 }
 
+void KernelLowering::storeTransposed(OpBuilder &b, Location l,
+                                     RankedTensorType t, Value regs,
+                                     Value buffer, int64_t atom) {
+  Attribute layout = getLayout(t);
+  ArrayRef<int64_t> shape = t.getShape();
+  int64_t k = shape[0], n = shape[1];
+  const ThreadBase &tb = baseFor(layout, shape);
+  auto offs = getRegisterOffsets(layout, shape);
+  int64_t bytes = t.getElementTypeBitWidth() / 8, chunkElems = 16 / bytes;
+  Swizzle sw(atom, bytes);
+  OpBuilder ib = b;
+  if (tb.duplicate) {
+    Value own = arith::XOrIOp::create(
+        b, l, tb.duplicate,
+        arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
+    ib = scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
+  }
+  for (int64_t r = 0; r < int64_t(offs.size()); ++r) {
+    // Element (kk, nn) of the tile is element (nn, kk) of the block.
+    Value kk =
+        arith::AddIOp::create(ib, l, tb.base[0], cIndex(ib, l, offs[r][0]));
+    Value nn =
+        arith::AddIOp::create(ib, l, tb.base[1], cIndex(ib, l, offs[r][1]));
+    Value chunk = arith::DivUIOp::create(ib, l, kk, cIndex(ib, l, chunkElems));
+    Value within = arith::RemUIOp::create(ib, l, kk, cIndex(ib, l, chunkElems));
+    Value at = arith::AddIOp::create(
+        ib, l, sw.blockOffset(ib, l, n, k, nn, chunk), within);
+    Value x = vector::ExtractOp::create(ib, l, regs, r);
+    memref::StoreOp::create(ib, l, x, buffer, ValueRange{at});
+  }
+}
+
 bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
                                   SmallVector<Operation *> &slice) {
   // A widened fp8 block goes through registers at its iteration.
-  if (op->getParentOp() != loop || widenedBlock(op))
+  if (op->getParentOp() != loop || widenedBlock(op) ||
+      (warpgroupMma && transposedBlock(op)))
     return false;
   SetVector<Operation *> ops;
   SmallVector<Value> work(op.getOffsets().begin(), op.getOffsets().end());
@@ -3112,12 +3183,16 @@ bool KernelLowering::planWgmma(DotOp d) {
     }
     return count;
   };
-  if (kMajorOnly && (!a || transposes(d.getLhs()) % 2 != 0 ||
-                     transposes(d.getRhs()) % 2 != 1))
+  // A transposed block is stored K-major: one more transposition.
+  int bTransposes = transposes(d.getRhs()) + (transposedBlock(bl) ? 1 : 0);
+  if (kMajorOnly &&
+      (!a || transposes(d.getLhs()) % 2 != 0 || bTransposes % 2 != 1))
     return false;
   // Atoms as wide as the hardware's swizzles allow: 128, 64 or 32 bytes.
   auto atomOf = [](LoadOp ld) -> int64_t {
-    int64_t cols = ld.getType().getShape().back();
+    // A transposed block's stored rows run along its first dimension.
+    ArrayRef<int64_t> shape = ld.getType().getShape();
+    int64_t cols = transposedBlock(ld) ? shape[shape.size() - 2] : shape.back();
     // A widened fp8 block is staged as its f16 image.
     int64_t bytes =
         widenedBlock(ld) ? 2 : ld.getType().getElementTypeBitWidth() / 8;
@@ -4191,6 +4266,13 @@ LogicalResult KernelLowering::run() {
     Operation *loop = enclosingLoop(op);
     if (inTensorRing(ld))
       continue;
+    if (warpgroupMma && transposedBlock(ld)) {
+      // Loaded into registers: a word per element, live until the stores
+      // (the loads' addresses step from the tile's own).
+      int64_t per = (ld.getType().getNumElements() + threads - 1) / threads;
+      perLoop[loop].addresses += per;
+      continue;
+    }
     if (widenedBlock(ld)) {
       // Loaded into registers: the fp8 words (live until the stores widen
       // them) and an address per 16-byte load; the blocks are widened one

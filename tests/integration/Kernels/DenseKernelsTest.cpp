@@ -458,12 +458,12 @@ TEST(GemmEdge, F8OperandsOnTensorCores) {
         }
 }
 
-// On sm_90a (the sim's target) tf32 products whose operands both have K
-// innermost (TRANS_B without TRANS_A) run as wgmma k8, reading f32 blocks
-// from the 128-, 64- and 32-byte swizzles of BLOCK_K 32, 16 and 8 (and K
-// steps across atoms at BLOCK_K 64), on one and two warpgroups, aligned
-// rows (TMA) and unaligned ones; the other operand orders keep mma.sync
-// m16n8k8 in shared memory.
+// On sm_90a (the sim's target) tf32 products whose A has K innermost run
+// as wgmma k8, reading f32 blocks from the 128-, 64- and 32-byte swizzles of
+// BLOCK_K 32, 16 and 8 (and K steps across atoms at BLOCK_K 64), on one and
+// two warpgroups, aligned rows (TMA) and unaligned ones: B stored [N, K]
+// (TRANS_B) as copied, B stored [K, N] through registers, stored transposed.
+// A stored [K, M] (TRANS_A) keeps mma.sync m16n8k8 in shared memory.
 TEST(GemmEdge, TF32WarpgroupProducts) {
   for (GemmConfig cfg : std::vector<GemmConfig>{{64, 64, 32, 4, 3},
                                                 {128, 128, 32, 4, 3},
@@ -480,22 +480,27 @@ TEST(GemmEdge, TF32WarpgroupProducts) {
     }
 }
 
-// wgmma k8 (sm_90a, the sim's target: both operands K-major, the rows
-// filling a warpgroup) reads the f32 blocks as the copies left them in
-// shared memory: the tensor cores take the top 10 mantissa bits of each
-// and drop the rest, so 1 + 2^-11 counts as 1.0 there (as 1 + 2^-11 on
-// cpu). Not yet checked against an H100.
+// wgmma k8 (sm_90a, the sim's target: A K-major, the rows filling a
+// warpgroup) reads the f32 blocks as they were stored in shared memory:
+// the tensor cores take the top 10 mantissa bits of each and drop the
+// rest, so 1 + 2^-11 counts as 1.0 there (as 1 + 2^-11 on cpu), with B
+// stored either way. Not yet checked against an H100.
 TEST(GemmEdge, TF32WarpgroupProductsTruncateDotInputs) {
   const int64_t m = 64, n = 64, k = 16;
-  auto kernel = configuredGemm("tf32", GemmConfig{64, 64, 16, 4, 2}, false,
-                               /*tb=*/true);
-  HostTensor a = HostTensor::full({m, k}, DType::F32, 1.0 + 0x1p-11);
-  HostTensor b = HostTensor::full({n, k}, DType::F32, 1.0);
-  HostTensor c = HostTensor::zeros({m, n}, DType::F32);
-  ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
-  const double product = testDevice() == DeviceKind::Cpu ? 1.0 + 0x1p-11 : 1.0;
-  HostTensor expected = HostTensor::full({m, n}, DType::F32, k * product);
-  EXPECT_CLOSE(c, expected, (Tolerance{0.0, 0.0}));
+  for (bool tb : {true, false}) {
+    SCOPED_TRACE(tb ? "TRANS_B" : "B [K, N]");
+    auto kernel =
+        configuredGemm("tf32", GemmConfig{64, 64, 16, 4, 2}, false, tb);
+    HostTensor a = HostTensor::full({m, k}, DType::F32, 1.0 + 0x1p-11);
+    HostTensor b = tb ? HostTensor::full({n, k}, DType::F32, 1.0)
+                      : HostTensor::full({k, n}, DType::F32, 1.0);
+    HostTensor c = HostTensor::zeros({m, n}, DType::F32);
+    ASSERT_LAUNCH(kernel, {view(a), view(b), view(c), Arg(1.0), Arg(0.0)});
+    const double product =
+        testDevice() == DeviceKind::Cpu ? 1.0 + 0x1p-11 : 1.0;
+    HostTensor expected = HostTensor::full({m, n}, DType::F32, k * product);
+    EXPECT_CLOSE(c, expected, (Tolerance{0.0, 0.0}));
+  }
 }
 
 // An empty K leaves C = beta * C. On a GPU this also guards the f16

@@ -438,6 +438,35 @@ func.func @gemm_tf32_k_major(%a: memref<?x?xf32, strided<[?, 1], offset: ?>> {ti
 
 // -----
 
+// B stored [K, N] (N innermost) under "tf32": wgmma reads tf32 K-major
+// only, so the block is loaded into registers (16-byte vectors along N)
+// and stored transposed, an element per store, into a [N, K] block
+// swizzled along K, each iteration; A still comes by TMA.
+// CHECK-LABEL: gpu.func @gemm_tf32_mn_major
+// CHECK-SAME: tile.tensor_maps = [{box = array<i64: 64, 32>, source = 0 : i64, swizzle = 128 : i64}]
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} : memref<?x?xf32, {{.*}}>, vector<4xf32>
+// CHECK: memref.store %{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK-NOT: nvgpu.mma.sync
+func.func @gemm_tf32_mn_major(%a: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %b: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %c: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.aligned = true}, %k: i64) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32, tile.dot_precision = "tf32"} {
+  %c0 = arith.constant 0 : i64
+  %c32 = arith.constant 32 : i64
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+  %acc = scf.for %k0 = %c0 to %k step %c32 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i64 {
+    %x = tile.load %a[%c0, %k0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<64x32xf32>
+    %y = tile.load %b[%k0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<32x128xf32>
+    %d = tile.dot %x, %y, %acc0 : tensor<64x32xf32>, tensor<32x128xf32> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
 // A persistent kernel in grouped order: the grid of programs arrives after
 // the arguments (before the tensor maps), and each block loops over its
 // programs from its block id in steps of the grid, each program after a

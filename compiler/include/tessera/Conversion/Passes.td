@@ -256,10 +256,12 @@ def DistributeTilesPass : Pass<"tessera-distribute-tiles", "::mlir::ModuleOp"> {
       widened fp8 block (its uses all `arith.extf` to f16) is loaded into
       registers, widened there and stored into its swizzled block each
       time, never copied ahead. f32 dots of a kernel of precision "tf32"
-      (which tessera-assign-layouts accepts only with both operands K
-      innermost) issue `wgmma.mma_async` m64nNk8 on tf32 in the same way:
-      the tensor cores read each f32 as copied, keeping its top 10
-      mantissa bits. An fp8 or tf32 dot that cannot become wgmma is an
+      (which tessera-assign-layouts accepts only with A's K innermost)
+      issue `wgmma.mma_async` m64nNk8 on tf32 in the same way: the tensor
+      cores read each f32 as stored, keeping its top 10 mantissa bits. A B
+      block stored [K, N] (N innermost; wgmma reads tf32 K-major only) is
+      loaded into registers and stored transposed, an element per store,
+      into a [N, K] block swizzled along K each time, never copied ahead. An fp8 or tf32 dot that cannot become wgmma is an
       error. With
       `tensor-copies` as well, the pipelined copies of those operands in a
       loop that no other loop encloses go

@@ -94,8 +94,11 @@ struct WidenFloat8DotsPass
 /// Whether both operands of `d` are loads wgmma reads K-major as stored: A
 /// a [M, K] block, B a [N, K] block transposed (through unit reshapes), of
 /// no other use and without mask, with whole 8-row groups; K a multiple of
-/// `kStep` and a product on wgmma's warp grid.
-static bool readsKMajorBlocks(DotOp d, int64_t warps, int64_t kStep) {
+/// `kStep` and a product on wgmma's warp grid. With `storedB`, B may also
+/// be a rank-2 [K, N] block as it is (the register lowering stores it
+/// transposed).
+static bool readsKMajorBlocks(DotOp d, int64_t warps, int64_t kStep,
+                              bool storedB = false) {
   int64_t k = d.getLhs().getType().getShape()[1];
   if (!fitsWarpgroupGrid(d.getType().getShape(), warps) || k % kStep != 0)
     return false;
@@ -110,7 +113,16 @@ static bool readsKMajorBlocks(DotOp d, int64_t warps, int64_t kStep) {
         return false;
     return rank >= 2 && block[rank - 1] == k && block[rank - 2] % 8 == 0;
   };
-  return kInner(soleLoad(d.getLhs()), 0) && kInner(soleLoad(d.getRhs()), 1);
+  auto kOuter = [&](std::pair<LoadOp, int> src) {
+    auto [ld, t] = src;
+    if (!ld || t != 0 || ld.getType().getRank() != 2)
+      return false;
+    ArrayRef<int64_t> block = ld.getType().getShape();
+    return block[0] == k && block[1] % 8 == 0;
+  };
+  std::pair<LoadOp, int> b = soleLoad(d.getRhs());
+  return kInner(soleLoad(d.getLhs()), 0) &&
+         (kInner(b, 1) || (storedB && kOuter(b)));
 }
 
 bool mlir::tessera::tile::keepsFloat8Operands(DotOp d, int64_t warps) {
@@ -130,5 +142,5 @@ bool mlir::tessera::tile::takesTf32Wgmma(DotOp d, int64_t warps) {
       !d.getRhs().getType().getElementType().isF32() ||
       !d.getType().getElementType().isF32())
     return false;
-  return readsKMajorBlocks(d, warps, 8);
+  return readsKMajorBlocks(d, warps, 8, /*storedB=*/true);
 }

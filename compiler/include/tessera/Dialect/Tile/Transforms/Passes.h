@@ -30,7 +30,8 @@ bool keepsFloat8Operands(DotOp d, int64_t warps);
 /// Whether `d` runs as sm_90a's wgmma k8 on tf32: f32 operands and result in
 /// a kernel of precision "tf32" (`tile.dot_precision`), both operands loads
 /// with K innermost as `keepsFloat8Operands` asks (wgmma reads tf32
-/// operands K-major only), K a multiple of 8.
+/// operands K-major only) or B a [K, N] block as stored (the register
+/// lowering stores it transposed), K a multiple of 8.
 bool takesTf32Wgmma(DotOp d, int64_t warps);
 
 #define GEN_PASS_REGISTRATION

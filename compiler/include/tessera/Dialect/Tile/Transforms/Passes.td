@@ -146,9 +146,9 @@ def AssignLayoutsPass : Pass<"tessera-assign-layouts", "::mlir::func::FuncOp"> {
     all warps along M (warp grid [num_warps, 1]): each group of four warps
     then holds 64 whole rows, the accumulator of one `wgmma` per 64-row
     block. An f32 dot of a kernel of precision "tf32" (`tile.dot_precision`)
-    whose operands are loads with K innermost (`takesTf32Wgmma`) is then
-    covered too: `wgmma` k8 reads both from shared memory, so no operand
-    fragments live in registers.
+    whose A is a load with K innermost and B a load either way
+    (`takesTf32Wgmma`) is then covered too: `wgmma` k8 reads both from
+    shared memory, so no operand fragments live in registers.
   }];
   let options = [
     Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
