@@ -2384,6 +2384,17 @@ void KernelLowering::flushPendingStages(OpBuilder &b, Location l) {
   pendingStages.clear();
 }
 
+/// A builder for the stores of the threads that hold their own elements:
+/// threads past a replicated dimension's first position hold copies and
+/// skip them.
+static OpBuilder ownCopies(OpBuilder &b, Location l, const ThreadBase &tb) {
+  if (!tb.duplicate)
+    return b;
+  Value own = arith::XOrIOp::create(
+      b, l, tb.duplicate, arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
+  return scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
+}
+
 void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
                                  Value regs, Value buffer, int64_t atom) {
   Attribute layout = getLayout(t);
@@ -2400,14 +2411,7 @@ void KernelLowering::storeStaged(OpBuilder &b, Location l, RankedTensorType t,
   while (run > 1 && 8 % run != 0)
     --run;
   Swizzle sw(atom);
-  OpBuilder ib = b;
-  if (tb.duplicate) {
-    // Threads past a replicated dimension's first position hold copies.
-    Value own = arith::XOrIOp::create(
-        b, l, tb.duplicate,
-        arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
-    ib = scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
-  }
+  OpBuilder ib = ownCopies(b, l, tb);
   for (int64_t r = 0; r < int64_t(offs.size()); r += run) {
     Value row = arith::AddIOp::create(ib, l, tb.base[rank - 2],
                                       cIndex(ib, l, offs[r][rank - 2]));
@@ -2433,13 +2437,7 @@ void KernelLowering::storeTransposed(OpBuilder &b, Location l,
   auto offs = getRegisterOffsets(layout, shape);
   int64_t bytes = t.getElementTypeBitWidth() / 8, chunkElems = 16 / bytes;
   Swizzle sw(atom, bytes);
-  OpBuilder ib = b;
-  if (tb.duplicate) {
-    Value own = arith::XOrIOp::create(
-        b, l, tb.duplicate,
-        arith::ConstantIntOp::create(b, l, b.getI1Type(), 1));
-    ib = scf::IfOp::create(b, l, own, /*withElse=*/false).getThenBodyBuilder();
-  }
+  OpBuilder ib = ownCopies(b, l, tb);
   for (int64_t r = 0; r < int64_t(offs.size()); ++r) {
     // Element (kk, nn) of the tile is element (nn, kk) of the block.
     Value kk =
