@@ -520,6 +520,8 @@ private:
   /// Loads of dot operands that go to shared memory (cp.async), and the
   /// source tiles that live there while a body is lowered.
   DenseSet<Operation *> stagedLoads;
+  /// The staged f32 blocks stored transposed for wgmma (transposedBlock).
+  DenseSet<Operation *> transposedLoads;
   DenseMap<Value, Staged> staged;
   /// Per-thread values computed once at the kernel entry, by key.
   std::map<std::string, Value> entryValues;
@@ -549,8 +551,9 @@ private:
   /// The dots that read the block `op` stages.
   SmallVector<DotOp> dotsReading(LoadOp op);
   /// Whether `d` lowers to wgmma: 16-bit operands, B staged and A staged
-  /// or in registers, or fp8 or tf32 operands both staged with K innermost;
-  /// every warp along M. Records the atom width of its staged operands' blocks.
+  /// or in registers, or fp8 or tf32 operands both staged with K innermost
+  /// (a tf32 B stored [K, N] is staged transposed); every warp along M.
+  /// Records the atom width of its staged operands' blocks.
   bool planWgmma(DotOp d);
   LogicalResult lowerWgmmaDot(DotOp op, OpBuilder &b, IRMapping &map);
   /// The offset of staged block `st` in its buffer, in 16-byte units
@@ -2306,7 +2309,7 @@ LogicalResult KernelLowering::lowerStagedLoad(LoadOp op, OpBuilder &b,
                            widened ? b.getF16Type() : t.getElementType(),
                            atom ? 1024 : 16);
   bool inLoop = enclosingLoop(op) != nullptr;
-  if (warpgroupMma && transposedBlock(op)) {
+  if (transposedLoads.contains(op)) {
     // Stored [N, K] (K innermost, in atoms of `atom` columns): the block's
     // transpose, as the dot reads it.
     staged[op.getResult()] = {buf, cIndex(b, l, 0), cols, rows, true, atom};
@@ -2350,7 +2353,7 @@ bool KernelLowering::keepsPendingStages(Operation *op) {
     return true;
   if (auto ld = dyn_cast<LoadOp>(op))
     return stagedLoads.contains(op) &&
-           (widenedBlock(ld) || (warpgroupMma && transposedBlock(ld)));
+           (widenedBlock(ld) || transposedLoads.contains(op));
   if (!(isa<ReshapeOp, TransOp, ConvertLayoutOp>(op) || widening(op)) ||
       !staged.count(op->getOperand(0)))
     return false;
@@ -2457,7 +2460,7 @@ bool KernelLowering::pipelineable(LoadOp op, scf::ForOp loop,
                                   SmallVector<Operation *> &slice) {
   // A widened fp8 block goes through registers at its iteration.
   if (op->getParentOp() != loop || widenedBlock(op) ||
-      (warpgroupMma && transposedBlock(op)))
+      transposedLoads.contains(op))
     return false;
   SetVector<Operation *> ops;
   SmallVector<Value> work(op.getOffsets().begin(), op.getOffsets().end());
@@ -3182,15 +3185,16 @@ bool KernelLowering::planWgmma(DotOp d) {
     return count;
   };
   // A transposed block is stored K-major: one more transposition.
-  int bTransposes = transposes(d.getRhs()) + (transposedBlock(bl) ? 1 : 0);
+  int bTransposes = transposes(d.getRhs()) + transposedLoads.contains(bl);
   if (kMajorOnly &&
       (!a || transposes(d.getLhs()) % 2 != 0 || bTransposes % 2 != 1))
     return false;
   // Atoms as wide as the hardware's swizzles allow: 128, 64 or 32 bytes.
-  auto atomOf = [](LoadOp ld) -> int64_t {
+  auto atomOf = [&](LoadOp ld) -> int64_t {
     // A transposed block's stored rows run along its first dimension.
     ArrayRef<int64_t> shape = ld.getType().getShape();
-    int64_t cols = transposedBlock(ld) ? shape[shape.size() - 2] : shape.back();
+    int64_t cols =
+        transposedLoads.contains(ld) ? shape[shape.size() - 2] : shape.back();
     // A widened fp8 block is staged as its f16 image.
     int64_t bytes =
         widenedBlock(ld) ? 2 : ld.getType().getElementTypeBitWidth() / 8;
@@ -4135,8 +4139,11 @@ LogicalResult KernelLowering::run() {
     narrowIndexDivisions(kernel);
   }
   body.walk([&](LoadOp ld) {
-    if (stageable(ld))
-      stagedLoads.insert(ld);
+    if (!stageable(ld))
+      return;
+    stagedLoads.insert(ld);
+    if (warpgroupMma && transposedBlock(ld))
+      transposedLoads.insert(ld);
   });
   body.walk([&](DotOp d) { planWgmma(d); });
   // A block staged in wgmma's atoms is read by wgmma only: when one of the
@@ -4168,7 +4175,7 @@ LogicalResult KernelLowering::run() {
     d.emitOpError() << "has " << (in.isF32() ? "tf32" : "fp8")
                     << " operands, which only wgmma reads, and cannot "
                        "be lowered to wgmma (both operands staged in shared "
-                       "memory with K innermost, the warps along M)";
+                       "memory as wgmma reads them, the warps along M)";
     return WalkResult::interrupt();
   });
   if (unplanned.wasInterrupted())
@@ -4264,7 +4271,7 @@ LogicalResult KernelLowering::run() {
     Operation *loop = enclosingLoop(op);
     if (inTensorRing(ld))
       continue;
-    if (warpgroupMma && transposedBlock(ld)) {
+    if (transposedLoads.contains(op)) {
       // Loaded into registers: a word per element, live until the stores
       // (the loads' addresses step from the tile's own).
       int64_t per = (ld.getType().getNumElements() + threads - 1) / threads;
