@@ -84,6 +84,15 @@ const std::vector<ScoreKernel> &scoreKernels() {
        "BLOCK_M=128,BLOCK_N=64"},
       {"attention", "attention", "fp16", "attention", "f16", "D=64",
        "warp_specialize=true", "sm_90a"},
+      // FlashAttention-3's configuration: head dim 128, a producer and two
+      // consumer warpgroups, with and without their taking turns.
+      {"attention", "attention", "fp16", "attention", "f16", "D=128",
+       "BLOCK_M=128,BLOCK_N=64,HEAD_DIM=128,num_warps=8,warp_specialize=true",
+       "sm_90a"},
+      {"attention", "attention", "fp16", "attention", "f16", "D=128",
+       "BLOCK_M=128,BLOCK_N=64,HEAD_DIM=128,num_warps=8,warp_specialize=true,"
+       "pingpong=true",
+       "sm_90a"},
       {"vector_ops", "axpy", "fp32", "axpy", "f32", ""},
       {"vector_ops", "add", "fp32", "add", "f32", ""},
       {"vector_ops", "mul", "fp32", "mul", "f32", ""},

@@ -208,7 +208,7 @@ gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
   kernel.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
   for (StringRef a : {"tile.num_warps", "tile.num_stages", "tile.index32",
-                      "tile.warp_specialize"})
+                      "tile.warp_specialize", "tile.pingpong"})
     if (Attribute v = f->getAttr(a))
       kernel->setAttr(a, v);
 

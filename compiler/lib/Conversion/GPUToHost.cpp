@@ -31,6 +31,8 @@ namespace {
 
 constexpr const char *kBarrierFn = "tessera_sim_barrier";
 constexpr const char *kNamedBarrierFn = "tessera_sim_named_barrier";
+constexpr const char *kNamedBarrierArriveFn =
+    "tessera_sim_named_barrier_arrive";
 
 constexpr const char *kFaultFn = "tessera_sim_fault";
 constexpr const char *kShuffleFn = "tessera_sim_shuffle";
@@ -709,6 +711,15 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                                    : i64Constant(ob, l, 0),
                  nb.getNumberOfThreads() ? asI64(ob, l, nb.getNumberOfThreads())
                                          : i64Constant(ob, l, 0),
+                 siteValue(ob, l, newSite(op))},
+                /*returns=*/false);
+        toErase.push_back(op);
+      } else if (auto na = dyn_cast<NVVM::BarrierArriveOp>(op)) {
+        // bar.arrive id, count (the turns of ping-pong warpgroups).
+        simCall(ob, l, kNamedBarrierArriveFn,
+                {na.getBarrierId() ? asI64(ob, l, na.getBarrierId())
+                                   : i64Constant(ob, l, 0),
+                 asI64(ob, l, na.getNumberOfThreads()),
                  siteValue(ob, l, newSite(op))},
                 /*returns=*/false);
         toErase.push_back(op);

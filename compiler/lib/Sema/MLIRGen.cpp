@@ -2892,6 +2892,11 @@ EmittedKernel Emitter::run() {
   if (auto it = env.find("warp_specialize");
       it != env.end() && it->second.isBool() && it->second.getBool())
     func->setAttr("tile.warp_specialize", b.getUnitAttr());
+  // Two consumer warpgroups taking turns at the tensor cores
+  // (tessera-warpgroup-pingpong), where warp specialisation gives two.
+  if (auto it = env.find("pingpong");
+      it != env.end() && it->second.isBool() && it->second.getBool())
+    func->setAttr("tile.pingpong", b.getUnitAttr());
   // VECTOR_WIDTH, where a configuration binds it, caps the elements per
   // vector access of the GPU lowering (tessera-gpu-vectorize-elementwise).
   if (auto it = env.find("VECTOR_WIDTH");

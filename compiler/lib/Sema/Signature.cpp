@@ -142,6 +142,8 @@ const std::vector<BackendMeta> &backendMetas() {
        "an integer in [0, " + std::to_string(kMaxProgramGroup) + "]"},
       {"warp_specialize", ConstValue::boolean(false),
        [](const ConstValue &v) { return v.isBool(); }, "True or False"},
+      {"pingpong", ConstValue::boolean(false),
+       [](const ConstValue &v) { return v.isBool(); }, "True or False"},
   };
   return metas;
 }
@@ -158,7 +160,7 @@ const BackendMeta *findBackendMeta(const std::string &name) {
 bool sema::isMetaParameter(std::string_view name) {
   return name == "num_warps" || name == "num_stages" || name == "num_ctas" ||
          name == "persistent" || name == "program_group" ||
-         name == "warp_specialize";
+         name == "warp_specialize" || name == "pingpong";
 }
 
 bool sema::isKernelDefinition(const FunctionDef &fn) {
@@ -375,7 +377,7 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
   for (const ExprPtr &a : call->args)
     diags_.error(a->loc(), "@kernel takes keyword arguments only "
                            "(grid=, num_warps=, num_stages=, persistent=, "
-                           "program_group=, warp_specialize=)");
+                           "program_group=, warp_specialize=, pingpong=)");
   for (const Keyword &kw : call->keywords) {
     if (kw.name == "grid") {
       decl_.info.hasGrid = true;
@@ -406,7 +408,8 @@ void SignatureAnalyzer::kernelDecorator(const CallExpr *call) {
     }
     diags_.error(kw.loc, "unknown @kernel argument '" + kw.name +
                              "' (expected grid, num_warps, num_stages, "
-                             "persistent, program_group or warp_specialize)");
+                             "persistent, program_group, warp_specialize or "
+                             "pingpong)");
   }
 }
 

@@ -125,6 +125,12 @@ struct Scheduler {
   /// its bytes complete, 0 for none; readers must have waited for it.
   std::vector<uint64_t> tmaWrites;
   std::vector<std::pair<int64_t, int64_t>> mbarrierGroups; ///< (site, first)
+  /// Named barriers' arrivals without a wait (bar.arrive) in their
+  /// current phase, and the thread count they gave.
+  struct NamedArrivals {
+    int64_t count = 0, arrived = 0;
+  };
+  std::map<int64_t, NamedArrivals> namedArrivals;
   bool failed = false;
   Status error = Status::ok();
 
@@ -262,6 +268,42 @@ extern "C" void tessera_sim_named_barrier(int64_t context, int64_t id,
   f->barrierId = id;
   f->barrierCount = count;
   switchToScheduler(f, /*dying=*/false);
+}
+
+extern "C" void tessera_sim_named_barrier_arrive(int64_t context, int64_t id,
+                                                 int64_t count, int64_t site) {
+  Fiber *f = fiberOf(context);
+  Scheduler &s = *f->sched;
+  auto where = [&] {
+    return " in " + s.where() + ", thread " + std::to_string(f->tid) + ": " +
+           s.site(site);
+  };
+  if (id < 1 || id > 15 || count <= 0 || count % kWarpSize) {
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: bar.arrive on barrier " + std::to_string(id) + " for " +
+               std::to_string(count) +
+               " threads (the sim supports barriers 1-15 and whole warps)" +
+               where());
+    return;
+  }
+  Scheduler::NamedArrivals &a = s.namedArrivals[id];
+  if (a.arrived > 0 && a.count != count) {
+    s.fail(StatusCode::kFailedPrecondition,
+           "sim: bar.arrive on barrier " + std::to_string(id) + " for " +
+               std::to_string(count) + " threads while its phase counts " +
+               std::to_string(a.count) + where());
+    return;
+  }
+  a.count = count;
+  if (++a.arrived < count)
+    return;
+  // Arrivals alone complete the phase when nobody waits there (a GPU
+  // releases nobody); with waiters the scheduler finds too many threads.
+  for (auto &other : *s.fibers)
+    if (other->state == FiberState::AtBarrier && other->barrierCount > 0 &&
+        other->barrierId == id)
+      return;
+  a.arrived = 0;
 }
 
 namespace {
@@ -1175,6 +1217,7 @@ std::vector<std::pair<std::string, void *>> runtimeSymbols() {
   std::pair<std::string, void *>(#fn, reinterpret_cast<void *>(&fn))
   return {TESSERA_SIM_SYMBOL(tessera_sim_barrier),
           TESSERA_SIM_SYMBOL(tessera_sim_named_barrier),
+          TESSERA_SIM_SYMBOL(tessera_sim_named_barrier_arrive),
           TESSERA_SIM_SYMBOL(tessera_sim_shuffle),
           TESSERA_SIM_SYMBOL(tessera_sim_ldmatrix),
           TESSERA_SIM_SYMBOL(tessera_sim_mma),
@@ -1402,6 +1445,7 @@ runBlock(const BlockLaunch &launch) {
     bool atNamed = false;
     for (auto &[id, waiters] : named) {
       int64_t count = waiters.front()->barrierCount;
+      Scheduler::NamedArrivals &arrivals = sched.namedArrivals[id];
       for (Fiber *w : waiters)
         if (w->barrierCount != count)
           return Status(StatusCode::kFailedPrecondition,
@@ -1411,17 +1455,29 @@ runBlock(const BlockLaunch &launch) {
                             std::to_string(waiters.front()->tid) + " and for " +
                             std::to_string(w->barrierCount) + " by thread " +
                             std::to_string(w->tid));
-      if (int64_t(waiters.size()) < count) {
+      if (arrivals.arrived > 0 && arrivals.count != count)
+        return Status(StatusCode::kFailedPrecondition,
+                      "sim: named barrier " + std::to_string(id) + " in " +
+                          sched.where() + " is waited at for " +
+                          std::to_string(count) +
+                          " threads and arrived at "
+                          "(bar.arrive) for " +
+                          std::to_string(arrivals.count));
+      int64_t have = int64_t(waiters.size()) + arrivals.arrived;
+      if (have < count) {
         atNamed = true;
         continue;
       }
-      if (int64_t(waiters.size()) > count)
+      if (have > count)
         return Status(StatusCode::kFailedPrecondition,
                       "sim: " + std::to_string(waiters.size()) +
                           " threads wait at named barrier " +
-                          std::to_string(id) + " for " + std::to_string(count) +
+                          std::to_string(id) + " and " +
+                          std::to_string(arrivals.arrived) +
+                          " arrived there, for " + std::to_string(count) +
                           " in " + sched.where() + ": " +
                           sched.site(waiters.front()->barrierSite));
+      arrivals.arrived = 0;
       if (counters)
         counters->barrier();
       sched.epoch = ++tlsEpoch;
@@ -1435,8 +1491,10 @@ runBlock(const BlockLaunch &launch) {
       if (sched.failed)
         return sched.error;
       auto &[id, waiters] =
-          *std::find_if(named.begin(), named.end(), [](const auto &e) {
-            return int64_t(e.second.size()) < e.second.front()->barrierCount;
+          *std::find_if(named.begin(), named.end(), [&](const auto &e) {
+            return int64_t(e.second.size()) +
+                       sched.namedArrivals[e.first].arrived <
+                   e.second.front()->barrierCount;
           });
       return Status(
           StatusCode::kFailedPrecondition,
@@ -1444,8 +1502,9 @@ runBlock(const BlockLaunch &launch) {
               std::to_string(waiters.size()) + " threads (first: thread " +
               std::to_string(waiters.front()->tid) +
               ") wait at named barrier " + std::to_string(id) + " for " +
-              std::to_string(waiters.front()->barrierCount) +
-              " threads, which never all arrive; at " +
+              std::to_string(waiters.front()->barrierCount) + " threads (" +
+              std::to_string(sched.namedArrivals[id].arrived) +
+              " arrived without waiting), which never all arrive; at " +
               sched.site(waiters.front()->barrierSite));
     }
     if (atMbarrier && !pendingWarpgroup) {

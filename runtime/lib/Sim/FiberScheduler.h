@@ -30,6 +30,12 @@ extern "C" void tessera_sim_barrier(int64_t context, int64_t site);
 /// complete, fails the launch.
 extern "C" void tessera_sim_named_barrier(int64_t context, int64_t id,
                                           int64_t count, int64_t site);
+/// bar.arrive `id`, `count` (nvvm.barrier.arrive): counts this thread
+/// towards the current phase of barrier `id` without waiting. A phase
+/// completes once its waiters and arrivals make `count`; arrivals alone
+/// complete it with nobody released. Ids 1-15 only.
+extern "C" void tessera_sim_named_barrier_arrive(int64_t context, int64_t id,
+                                                 int64_t count, int64_t site);
 /// A warp shuffle (mode: 0 xor, 1 down, 2 up, 3 idx, as gpu.shuffle):
 /// waits until every lane of the warp has issued the same shuffle, then
 /// returns (valid << 32) | the source lane's 32-bit value.

@@ -16,12 +16,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 using namespace tessera;
 
@@ -126,7 +129,7 @@ struct ArtifactCase {
   /// runtime compiles for contiguous tensors: tile loads go through the
   /// alignment-versioned cp.async copies).
   bool contiguous = false;
-  /// Bool parameters set in every configuration ("NAME": true).
+  /// Bool parameters set in every configuration ("NAME" or "A+B": true).
   const char *flag = nullptr;
 };
 
@@ -148,8 +151,13 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
         for (const ParamInfo &p : k->params)
           if (p.kind == ParamKind::Tensor)
             spec.unitStrideTensors.push_back(p.name);
-      if (GetParam().flag)
-        spec.constants[GetParam().flag] = ConstValue::boolean(true);
+      for (std::string_view flags = GetParam().flag ? GetParam().flag : "";
+           !flags.empty();) {
+        size_t plus = flags.find('+');
+        spec.constants[std::string(flags.substr(0, plus))] =
+            ConstValue::boolean(true);
+        flags = plus == flags.npos ? "" : flags.substr(plus + 1);
+      }
       for (const char *arch : {"sm_80", "sm_90a"}) {
         driver::GpuEmitOptions opts;
         opts.arch = arch;
@@ -206,15 +214,19 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},
         ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"},
-        ArtifactCase{"attention", "fp16", true}),
+        ArtifactCase{"attention", "fp16", true},
+        ArtifactCase{"attention", "fp16", true, "warp_specialize+pingpong"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
       std::string name = info.param.family;
       if (*info.param.precision)
         name += "_" + std::string(info.param.precision).substr(0, 4);
       if (info.param.contiguous)
         name += "_contiguous";
-      if (info.param.flag)
-        name += std::string("_") + info.param.flag;
+      if (info.param.flag) {
+        std::string flags = info.param.flag;
+        std::replace(flags.begin(), flags.end(), '+', '_');
+        name += "_" + flags;
+      }
       return name;
     });
 
@@ -337,6 +349,73 @@ TEST(GpuEmit, WarpSpecializedBlockHasItsProducer) {
       EXPECT_EQ(r.blockSize, c.warps * 32) << arch;
       EXPECT_EQ(t->find("setmaxnreg"), std::string::npos) << arch;
     }
+  }
+}
+
+// Ping-pong: attention on two consumer warpgroups takes turns at the
+// tensor cores on named barriers (bar.sync at its own, bar.arrive at the
+// other's, both for 256 threads) and assembles without spills; where there
+// is nothing to take turns at -- one consumer warpgroup, a GEMM's single
+// group of products per K step, no warp specialisation, sm_80 -- pingpong
+// changes nothing.
+TEST(GpuEmit, PingpongWarpgroupsTakeTurns) {
+  Specialization spec = contiguous("fp16", {"Q", "K", "V", "O"});
+  spec.constants["BLOCK_M"] = ConstValue::integer(128);
+  spec.constants["BLOCK_N"] = ConstValue::integer(64);
+  spec.constants["num_warps"] = ConstValue::integer(8);
+  spec.constants["warp_specialize"] = ConstValue::boolean(true);
+  auto emitWith = [](const char *name, Specialization s, const char *arch,
+                     bool pingpong, driver::EmitKind kind,
+                     driver::GpuResources &r) {
+    s.constants["pingpong"] = ConstValue::boolean(pingpong);
+    return emitLibrary(name, s, arch, kind, r);
+  };
+  auto count = [](const std::string &text, const std::regex &re) {
+    return std::distance(std::sregex_iterator(text.begin(), text.end(), re),
+                         std::sregex_iterator());
+  };
+  const std::regex arrive(R"(bar\.arrive\s+(%r\d+|\d+),\s*256;)");
+  driver::GpuResources r;
+  auto on =
+      emitWith("attention", spec, "sm_90a", true, driver::EmitKind::PTX, r);
+  ASSERT_TRUE(on.ok()) << on.status().toString();
+  EXPECT_EQ(r.blockSize, 384);
+  // Per key loop (the unmasked and the masked one): the hand-over in the
+  // body and one before and one after the loop.
+  EXPECT_EQ(count(*on, arrive), 6) << *on;
+  EXPECT_GE(count(*on, std::regex(R"(bar\.sync\s+%r\d+,\s*256;)")), 4);
+  driver::GpuResources c;
+  ASSERT_TRUE(
+      emitWith("attention", spec, "sm_90a", true, driver::EmitKind::Cubin, c)
+          .ok());
+  EXPECT_EQ(c.spillStores + c.spillLoads + c.localBytes, 0);
+  auto off =
+      emitWith("attention", spec, "sm_90a", false, driver::EmitKind::PTX, r);
+  ASSERT_TRUE(off.ok()) << off.status().toString();
+  EXPECT_EQ(count(*off, arrive), 0);
+
+  Specialization oneGroup = spec;
+  oneGroup.constants["num_warps"] = ConstValue::integer(4);
+  Specialization gemm = contiguous("fp16@accum(fp32)", {"A", "B", "C"});
+  gemm.constants["BLOCK_M"] = ConstValue::integer(128);
+  gemm.constants["num_warps"] = ConstValue::integer(8);
+  gemm.constants["warp_specialize"] = ConstValue::boolean(true);
+  struct Same {
+    const char *name;
+    Specialization spec;
+    const char *arch;
+  };
+  for (const Same &k :
+       {Same{"attention", oneGroup, "sm_90a"}, Same{"gemm", gemm, "sm_90a"},
+        Same{"attention", spec, "sm_80"}}) {
+    SCOPED_TRACE(std::string(k.name) + " " + k.spec.canonical() + " " + k.arch);
+    auto with =
+        emitWith(k.name, k.spec, k.arch, true, driver::EmitKind::PTX, r);
+    auto without =
+        emitWith(k.name, k.spec, k.arch, false, driver::EmitKind::PTX, r);
+    ASSERT_TRUE(with.ok()) << with.status().toString();
+    ASSERT_TRUE(without.ok()) << without.status().toString();
+    EXPECT_EQ(*with, *without);
   }
 }
 

@@ -840,4 +840,62 @@ TEST(AttentionEdge, ProgramSchedules) {
     }
 }
 
+// Ping-pong (sm_90a, the sim's target): with a producer warpgroup and two
+// consumer warpgroups the consumers take turns at the tensor cores on named
+// barriers, each key loop with its own hand-over protocol. Causal and not,
+// head dims 64 and 128, f16 and bf16, alone and persistent (the protocol of
+// each program's loops after the last one's), at shapes that leave a
+// partial key block, a causal diagonal inside a block, empty key loops
+// (rows that see no key) and programs whose loops differ in length. A
+// protocol that does not balance its turns deadlocks the sim (reported, not
+// hung).
+TEST(AttentionEdge, PingpongWarpgroups) {
+  struct Case {
+    DType dt;
+    int64_t d, blockN;
+    bool persistent;
+  };
+  for (bool causal : {false, true})
+    for (auto [dt, d, blockN, persistent] :
+         std::vector<Case>{{DType::F16, 64, 64, false},
+                           {DType::BF16, 128, 32, false},
+                           {DType::F16, 64, 32, true}}) {
+      auto kernel = libraryKernel(
+          "attention", "attention",
+          withPrecision(dt, {{"CAUSAL", ConstValue::boolean(causal)},
+                             {"HEAD_DIM", ConstValue::integer(d)},
+                             {"BLOCK_M", ConstValue::integer(128)},
+                             {"BLOCK_N", ConstValue::integer(blockN)},
+                             {"num_warps", ConstValue::integer(8)},
+                             {"persistent", ConstValue::boolean(persistent)},
+                             {"warp_specialize", ConstValue::boolean(true)},
+                             {"pingpong", ConstValue::boolean(true)}}));
+      for (auto [m, n] :
+           std::vector<std::array<int64_t, 2>>{{200, 150}, {130, 70}}) {
+        const int64_t heads = 2;
+        SCOPED_TRACE(std::string(dtypeName(dt)) + (causal ? " causal" : "") +
+                     " d " + std::to_string(d) + " BLOCK_N " +
+                     std::to_string(blockN) +
+                     (persistent ? " persistent" : "") + " M " +
+                     std::to_string(m) + " N " + std::to_string(n));
+        HostTensor q = HostTensor::empty({1, heads, m, d}, dt);
+        HostTensor k = HostTensor::empty({1, heads, n, d}, dt);
+        HostTensor v = HostTensor::empty({1, heads, n, d}, dt);
+        HostTensor o = HostTensor::empty({1, heads, m, d}, dt);
+        fillNormal(q, 91);
+        fillNormal(k, 92);
+        fillNormal(v, 93);
+        double scale = defaultAttentionScale(d);
+        HostTensor expected = HostTensor::empty({heads, m, d}, DType::F32);
+        ref::attention(q.reshapedContiguous({heads, m, d}),
+                       k.reshapedContiguous({heads, n, d}),
+                       v.reshapedContiguous({heads, n, d}), expected, causal,
+                       scale);
+        ASSERT_LAUNCH(kernel, {view(q), view(k), view(v), view(o), Arg(scale)});
+        EXPECT_CLOSE(o.reshapedContiguous({heads, m, d}), expected,
+                     toleranceFor(dt, Op::Attention, std::max(n, d)));
+      }
+    }
+}
+
 } // namespace

@@ -113,4 +113,85 @@ TEST(FiberScheduler, BarrierReachedByPartOfTheBlockFails) {
   EXPECT_EQ(o2[63], 0);
 }
 
+/// Two groups of 64 threads take turns on named barriers 2 and 3, as
+/// ping-pong warpgroups do: group g waits at 2 + g, logs its turn, and
+/// hands over by arriving at the other's barrier (group 1 lets group 0 go
+/// first and skips its last hand-over, which nobody would wait for).
+/// data[0] is the log's length, out[] the log.
+void takeTurns(void **args) {
+  Shared s = shared(args);
+  int64_t t = slot(args, kTid), ctx = slot(args, kContext), g = t / 64;
+  const int64_t turns = 3;
+  if (g == 1)
+    tessera_sim_named_barrier_arrive(ctx, 2, 128, 0);
+  for (int64_t i = 0; i < turns; ++i) {
+    tessera_sim_named_barrier(ctx, 2 + g, 128, 1);
+    s.out[s.data[0]++] = g;
+    if (g == 0 || i + 1 < turns)
+      tessera_sim_named_barrier_arrive(ctx, 3 - g, 128, 2);
+  }
+}
+
+/// Every thread arrives at barrier 5 (a phase completed with nobody
+/// waiting), then, after the block's barrier, every thread waits there (a
+/// phase the waits alone complete). Without the block's barrier a thread
+/// could count towards one phase twice, which a GPU leaves undefined.
+void arriveThenWait(void **args) {
+  int64_t ctx = slot(args, kContext);
+  tessera_sim_named_barrier_arrive(ctx, 5, 128, 0);
+  tessera_sim_barrier(ctx, 1);
+  tessera_sim_named_barrier(ctx, 5, 128, 2);
+  shared(args).out[slot(args, kTid)] = 1;
+}
+
+/// Broken on purpose: group 1 never hands the first turn over.
+void turnNeverHandedOver(void **args) {
+  int64_t t = slot(args, kTid), ctx = slot(args, kContext), g = t / 64;
+  tessera_sim_named_barrier(ctx, 2 + g, 128, 1);
+  tessera_sim_named_barrier_arrive(ctx, 3 - g, 128, 2);
+}
+
+BlockLaunch namedBarrierLaunch(void (*entry)(void **),
+                               std::vector<int64_t> &slots) {
+  BlockLaunch l;
+  l.entry = entry;
+  l.slots = &slots;
+  l.blockSize = 128;
+  l.grid[0] = 1;
+  l.kernel = "turns";
+  return l;
+}
+
+TEST(FiberScheduler, NamedBarrierArrivalsHandOverTurns) {
+  std::vector<int64_t> data(1, 0), out(6 * 64, -1);
+  std::vector<int64_t> slots = slotsFor(data.data(), out.data());
+  Status s = runBlock(namedBarrierLaunch(takeTurns, slots));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_EQ(data[0], 6 * 64);
+  for (int64_t i = 0; i < 6 * 64; ++i)
+    EXPECT_EQ(out[i], (i / 64) % 2) << "log entry " << i;
+}
+
+TEST(FiberScheduler, NamedBarrierArrivalsAloneCompleteAPhase) {
+  std::vector<int64_t> data(1, 0), out(128, 0);
+  std::vector<int64_t> slots = slotsFor(data.data(), out.data());
+  Status s = runBlock(namedBarrierLaunch(arriveThenWait, slots));
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(out[127], 1);
+}
+
+TEST(FiberScheduler, TurnNeverHandedOverIsADeadlock) {
+  std::vector<int64_t> data(1, 0), out(1, 0);
+  std::vector<int64_t> slots = slotsFor(data.data(), out.data());
+  Status s = runBlock(namedBarrierLaunch(turnNeverHandedOver, slots));
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("deadlock in kernel 'turns'"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("wait at named barrier 2 for 128 threads (0 "
+                             "arrived without waiting)"),
+            std::string::npos)
+      << s.message();
+}
+
 } // namespace

@@ -621,6 +621,36 @@ def WarpSpecializePass : Pass<"tessera-warp-specialize"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def WarpgroupPingpongPass : Pass<"tessera-warpgroup-pingpong"> {
+  let summary = "Makes the two consumer warpgroups of a warp-specialised kernel take turns at the tensor cores";
+  let description = [{
+    Runs after `tessera-distribute-tiles` and before
+    `tessera-warp-specialize`, on the `gpu.func` kernels marked
+    `tile.pingpong` (the `pingpong` meta-parameter) whose
+    `tile.consumer_threads` is 256: two consumer warpgroups. Elsewhere it
+    only drops the attribute.
+
+    A loop whose body issues wgmma products in two or more commit groups
+    (an attention kernel's Q K^T and P V) and holds no barrier gets a turn
+    protocol on the named barriers 2 and 3 (256 threads each; warpgroup g
+    waits at 2 + g and hands over by `bar.arrive` at the other): a turn is
+    the loop's last group of products and the next iteration's first. While
+    one warpgroup's products run, the other works on what lies between
+    them (the softmax), as FlashAttention-3's ping-pong schedule does.
+    Before the loop warpgroup 1 arrives at 2, so that warpgroup 0 goes
+    first; after it warpgroup 0 arrives at 3 for warpgroup 1's last turn.
+    Each barrier phase is one warpgroup's wait and the other's arrival, so
+    loops in sequence, or inside a persistent kernel's program loop,
+    compose.
+
+    Upstream MLIR has no warpgroup schedule for the nvgpu or NVVM
+    dialects: the protocol is this pass's.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FoldGridBoundsPass : Pass<"tessera-fold-grid-bounds"> {
   let summary = "Folds bounds tests of program ids against the extents the declared grid gives them";
   let description = [{

@@ -121,7 +121,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                 "max-tile-registers=" +
                 std::to_string(kMaxTileRegisters) + " warpgroup-mma=" + wgmma +
                 "},"
-                "tessera-warp-specialize,"
+                "tessera-warpgroup-pingpong,tessera-warp-specialize,"
                 "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
                 "canonicalize,cse"));
   } else {
