@@ -786,6 +786,28 @@ TEST(AttentionEdge, WarpgroupConfigurations) {
   }
 }
 
+/// Launches the library attention `kernel` on normal Q, K, V of `dt`
+/// ([1, heads, m | n, d]; seeds `seed`, `seed` + 1, `seed` + 2) and
+/// compares O with the reference under the attention tolerance.
+void expectHeads(const std::shared_ptr<Kernel> &kernel, DType dt, bool causal,
+                 int64_t heads, int64_t m, int64_t n, int64_t d, int seed) {
+  HostTensor q = HostTensor::empty({1, heads, m, d}, dt);
+  HostTensor k = HostTensor::empty({1, heads, n, d}, dt);
+  HostTensor v = HostTensor::empty({1, heads, n, d}, dt);
+  HostTensor o = HostTensor::empty({1, heads, m, d}, dt);
+  fillNormal(q, seed);
+  fillNormal(k, seed + 1);
+  fillNormal(v, seed + 2);
+  double scale = defaultAttentionScale(d);
+  HostTensor expected = HostTensor::empty({heads, m, d}, DType::F32);
+  ref::attention(q.reshapedContiguous({heads, m, d}),
+                 k.reshapedContiguous({heads, n, d}),
+                 v.reshapedContiguous({heads, n, d}), expected, causal, scale);
+  ASSERT_LAUNCH(kernel, {view(q), view(k), view(v), view(o), Arg(scale)});
+  EXPECT_CLOSE(o.reshapedContiguous({heads, m, d}), expected,
+               toleranceFor(dt, Op::Attention, std::max(n, d)));
+}
+
 // Persistent and grouped schedules of attention: 4 query blocks of 3 heads
 // (12 programs) on the sim's 4 persistent blocks, so that each block runs
 // programs whose key loops differ in length (causal: the diagonal's
@@ -821,45 +843,31 @@ TEST(AttentionEdge, ProgramSchedules) {
                    (persistent ? ", persistent" : "") + ", program_group " +
                    std::to_string(group) +
                    (specialized ? ", warp_specialize" : ""));
-      HostTensor q = HostTensor::empty({1, heads, m, d}, DType::F16);
-      HostTensor k = HostTensor::empty({1, heads, n, d}, DType::F16);
-      HostTensor v = HostTensor::empty({1, heads, n, d}, DType::F16);
-      HostTensor o = HostTensor::empty({1, heads, m, d}, DType::F16);
-      fillNormal(q, 81);
-      fillNormal(k, 82);
-      fillNormal(v, 83);
-      double scale = defaultAttentionScale(d);
-      HostTensor expected = HostTensor::empty({heads, m, d}, DType::F32);
-      ref::attention(q.reshapedContiguous({heads, m, d}),
-                     k.reshapedContiguous({heads, n, d}),
-                     v.reshapedContiguous({heads, n, d}), expected, causal,
-                     scale);
-      ASSERT_LAUNCH(kernel, {view(q), view(k), view(v), view(o), Arg(scale)});
-      EXPECT_CLOSE(o.reshapedContiguous({heads, m, d}), expected,
-                   toleranceFor(DType::F16, Op::Attention, std::max(n, d)));
+      expectHeads(kernel, DType::F16, causal, heads, m, n, d, 81);
     }
 }
 
 // Ping-pong (sm_90a, the sim's target): with a producer warpgroup and two
 // consumer warpgroups the consumers take turns at the tensor cores on named
 // barriers, each key loop with its own hand-over protocol. Causal and not,
-// head dims 64 and 128, f16 and bf16, alone and persistent (the protocol of
-// each program's loops after the last one's), at shapes that leave a
-// partial key block, a causal diagonal inside a block, empty key loops
-// (rows that see no key) and programs whose loops differ in length. A
-// protocol that does not balance its turns deadlocks the sim (reported, not
-// hung).
+// head dims 64 and 128, f16 and bf16, BLOCK_N 32 to 128 on rings of 3 and 4
+// slots, alone and persistent (the protocol of each program's loops after
+// the last one's), at shapes that leave a partial key block, a causal
+// diagonal inside a block, empty key loops and programs whose loops differ
+// in length. A protocol that does not balance its turns deadlocks the sim
+// (reported, not hung).
 TEST(AttentionEdge, PingpongWarpgroups) {
   struct Case {
     DType dt;
-    int64_t d, blockN;
+    int64_t d, blockN, stages;
     bool persistent;
   };
   for (bool causal : {false, true})
-    for (auto [dt, d, blockN, persistent] :
-         std::vector<Case>{{DType::F16, 64, 64, false},
-                           {DType::BF16, 128, 32, false},
-                           {DType::F16, 64, 32, true}}) {
+    for (auto [dt, d, blockN, stages, persistent] :
+         std::vector<Case>{{DType::F16, 64, 64, 3, false},
+                           {DType::BF16, 128, 32, 3, false},
+                           {DType::F16, 64, 128, 4, false},
+                           {DType::F16, 64, 32, 3, true}}) {
       auto kernel = libraryKernel(
           "attention", "attention",
           withPrecision(dt, {{"CAUSAL", ConstValue::boolean(causal)},
@@ -867,6 +875,7 @@ TEST(AttentionEdge, PingpongWarpgroups) {
                              {"BLOCK_M", ConstValue::integer(128)},
                              {"BLOCK_N", ConstValue::integer(blockN)},
                              {"num_warps", ConstValue::integer(8)},
+                             {"num_stages", ConstValue::integer(stages)},
                              {"persistent", ConstValue::boolean(persistent)},
                              {"warp_specialize", ConstValue::boolean(true)},
                              {"pingpong", ConstValue::boolean(true)}}));
@@ -875,25 +884,11 @@ TEST(AttentionEdge, PingpongWarpgroups) {
         const int64_t heads = 2;
         SCOPED_TRACE(std::string(dtypeName(dt)) + (causal ? " causal" : "") +
                      " d " + std::to_string(d) + " BLOCK_N " +
-                     std::to_string(blockN) +
+                     std::to_string(blockN) + " num_stages " +
+                     std::to_string(stages) +
                      (persistent ? " persistent" : "") + " M " +
                      std::to_string(m) + " N " + std::to_string(n));
-        HostTensor q = HostTensor::empty({1, heads, m, d}, dt);
-        HostTensor k = HostTensor::empty({1, heads, n, d}, dt);
-        HostTensor v = HostTensor::empty({1, heads, n, d}, dt);
-        HostTensor o = HostTensor::empty({1, heads, m, d}, dt);
-        fillNormal(q, 91);
-        fillNormal(k, 92);
-        fillNormal(v, 93);
-        double scale = defaultAttentionScale(d);
-        HostTensor expected = HostTensor::empty({heads, m, d}, DType::F32);
-        ref::attention(q.reshapedContiguous({heads, m, d}),
-                       k.reshapedContiguous({heads, n, d}),
-                       v.reshapedContiguous({heads, n, d}), expected, causal,
-                       scale);
-        ASSERT_LAUNCH(kernel, {view(q), view(k), view(v), view(o), Arg(scale)});
-        EXPECT_CLOSE(o.reshapedContiguous({heads, m, d}), expected,
-                     toleranceFor(dt, Op::Attention, std::max(n, d)));
+        expectHeads(kernel, dt, causal, heads, m, n, d, 91);
       }
     }
 }
