@@ -172,7 +172,7 @@ Status writeAtomically(const std::string &path, const std::string &content) {
                        path.c_str(), errnoText(err).c_str());
   }
   fsyncDirectoryOf(path);
-  return Status::ok();
+  return okStatus();
 }
 
 /// An exclusive flock() on `<file>.lock`, released on destruction (and by
@@ -419,7 +419,7 @@ struct TuningCache::Impl {
       // Corrupt: move it aside, but only under the file's lock and only if
       // it is still the same file (a writer may have replaced it since).
       StatusOr<FileLock> lock = FileLock::acquire(path + ".lock");
-      if (!lock.isOk()) {
+      if (!lock.ok()) {
         warnings.push_back(formatString("%s: %s; ignored (%s)", path.c_str(),
                                         doc.error.c_str(),
                                         lock.status().message().c_str()));
@@ -471,7 +471,7 @@ struct TuningCache::Impl {
     std::lock_guard<std::mutex> guard(mutex);
     for (std::string &w : warns)
       warnings.push_back(std::move(w));
-    if (result.isOk()) {
+    if (result.ok()) {
       FileEntry &entry = files[path];
       entry.loaded = true;
       entry.stamp = written;
@@ -538,7 +538,7 @@ struct TuningCache::Impl {
 
     // Still under the file lock: this stamp is the file just written.
     written = statPath(path);
-    return Status::ok();
+    return okStatus();
   }
 
   std::string pathFor(const std::string &kernel,

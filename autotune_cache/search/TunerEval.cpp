@@ -39,7 +39,7 @@ int autotune::runTunerEval(const TunerEvalOptions &o) {
   int rc = 0;
   for (const std::string &file : files) {
     StatusOr<ReplaySpace> replay = loadKernelTunerCache(file);
-    if (!replay.isOk()) {
+    if (!replay.ok()) {
       std::fprintf(stderr, "error: %s\n", replay.status().toString().c_str());
       rc = 1;
       continue;
@@ -77,7 +77,7 @@ int autotune::runTunerEval(const TunerEvalOptions &o) {
     for (const std::string &s : strategies) {
       StatusOr<StrategyScore> score =
           evaluateStrategy(*replay, s, budgets, seeds, firstSeed);
-      if (!score.isOk()) {
+      if (!score.ok()) {
         std::fprintf(stderr, "error: %s\n", score.status().toString().c_str());
         return 1;
       }

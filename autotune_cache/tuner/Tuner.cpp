@@ -454,12 +454,12 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
   std::vector<std::vector<double>> reference;
   {
     auto k = rt_.compile(*program_, kernel_, base, opts_.device);
-    Status s = k.ok() ? Status::ok() : k.status();
-    if (s.isOk()) {
+    Status s = k.ok() ? okStatus() : k.status();
+    if (s.ok()) {
       scratch.restore();
       s = (*k)->launch(scratch.args);
     }
-    if (!s.isOk())
+    if (!s.ok())
       return Status(StatusCode::kFailedPrecondition,
                     "cannot tune '" + kernel_ +
                         "': its default configuration, whose output every "
@@ -479,14 +479,14 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
   // configuration, and reported as RESOURCE_EXHAUSTED.)
   auto prune = [&](const std::map<std::string, ConstValue> &c) -> Status {
     if (opts_.device == DeviceKind::Cpu)
-      return Status::ok();
+      return okStatus();
     auto w = c.find("num_warps");
     if (w != c.end() && w->second.isInt() && w->second.getInt() * 32 > 1024)
       return Status(StatusCode::kResourceExhausted,
                     "num_warps=" + std::to_string(w->second.getInt()) +
                         " gives " + std::to_string(w->second.getInt() * 32) +
                         " threads per block; the limit is 1024");
-    return Status::ok();
+    return okStatus();
   };
 
   std::vector<EvaluatedConfig> evaluations;
@@ -542,7 +542,7 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
     };
     scratch.restore();
     Status s = (*k)->launch(scratch.args);
-    if (!s.isOk()) {
+    if (!s.ok()) {
       e.invalidReason = "launch failed: " + firstLine(s.toString());
       return remember(e);
     }
@@ -599,7 +599,7 @@ StatusOr<TuneResult> Tuner::tune(const std::vector<Arg> &args, bool force) {
       auto policy = threads == 1 ? std::launch::deferred : std::launch::async;
       Status early = prune(o.constants);
       jobs.push_back(std::async(policy, [this, o, early] {
-        if (!early.isOk())
+        if (!early.ok())
           return StatusOr<std::shared_ptr<Kernel>>(early);
         return rt_.compile(*program_, kernel_, o, opts_.device);
       }));

@@ -79,7 +79,7 @@ Status autotune::runTuneJob(Runtime &rt, const TuneJob &job,
         {"seconds", r->seconds},
         {"cached",
          r->fromCache}}.dump());
-  return Status::ok();
+  return okStatus();
 }
 
 /// A warmup manifest (see docs/autotune.md):
@@ -157,7 +157,7 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
       std::fprintf(stderr, "[%zu/%zu] %s.%s\n", i + 1, jobs->size(),
                    job.file.c_str(), job.kernel.c_str());
     Status st = runTuneJob(rt, job, cacheDir, progress, &report);
-    if (!st.isOk()) {
+    if (!st.ok()) {
       ++failed;
       std::fprintf(stderr, "warmup: %s.%s: %s\n", job.file.c_str(),
                    job.kernel.c_str(), st.toString().c_str());
@@ -168,7 +168,7 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count());
   if (!jsonOut.empty())
-    if (Status st = writeJsonReport(jsonOut, report); !st.isOk()) {
+    if (Status st = writeJsonReport(jsonOut, report); !st.ok()) {
       std::fprintf(stderr, "warmup: %s\n", st.toString().c_str());
       return 1;
     }
@@ -184,5 +184,5 @@ Status autotune::writeJsonReport(const std::string &path,
   out << all.dump(2) << "\n";
   if (!out)
     return Status(StatusCode::kUnavailable, "cannot write " + path);
-  return Status::ok();
+  return okStatus();
 }

@@ -115,7 +115,7 @@ CuBlas::Library::Library() {
                             cublas->bind("cublasDestroy_v2", destroy),
                             cublas->bind("cublasSetMathMode", setMathMode),
                             cublas->bind("cublasGemmEx", gemmEx)})
-    if (!s.isOk()) {
+    if (!s.ok()) {
       error = s.toString();
       return;
     }
@@ -143,7 +143,7 @@ CuBlas::Library::Library() {
     return;
   }
   if (tessera::Status s = driver->bind("cuCtxSynchronize", ctxSynchronize);
-      !s.isOk()) {
+      !s.ok()) {
     error = s.toString();
     return;
   }

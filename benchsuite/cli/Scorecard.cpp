@@ -111,7 +111,7 @@ const std::vector<ScoreKernel> &scoreKernels() {
 /// The contents of `path`, or "" when it cannot be read.
 std::string readText(const std::string &path) {
   StatusOr<std::string> text = readFile(path);
-  return text.isOk() ? *text : std::string();
+  return text.ok() ? *text : std::string();
 }
 
 /// The build folder: the parent of the folder holding this executable.
@@ -421,7 +421,7 @@ CaseResult scoreCase(Context &ctx, const driver::SourceModule &module,
   std::map<std::string, double> m;
   if (!ctx.disassembler.path.empty()) {
     std::string path = ctx.tmp + "/" + sk.kernel + ".cubin";
-    if (Status st = writeFile(path, *cubin); !st.isOk())
+    if (Status st = writeFile(path, *cubin); !st.ok())
       return fail(st.toString());
     auto mix = disassemble(ctx.disassembler, path, sk.kernel, ctx.tmp);
     if (!mix.ok())
@@ -717,13 +717,13 @@ void bench::addScorecardOptions(CLI::App &cmd, ScorecardOptions &o) {
 
 int bench::runScorecard(const ScorecardOptions &o) {
   StatusOr<TempDir> tmp = TempDir::create("tessera-sass");
-  if (!tmp.isOk()) {
+  if (!tmp.ok()) {
     std::fprintf(stderr, "tessera-bench sass: %s\n",
                  tmp.status().toString().c_str());
     return 2;
   }
   for (const std::string &arch : o.archs)
-    if (Status st = cuda::checkRealArch(arch); !st.isOk()) {
+    if (Status st = cuda::checkRealArch(arch); !st.ok()) {
       std::fprintf(stderr, "tessera-bench sass: %s\n", st.toString().c_str());
       return 2;
     }
@@ -813,7 +813,7 @@ int bench::runScorecard(const ScorecardOptions &o) {
                      out.c_str());
         return 1;
       }
-    } else if (Status st = writeResultFile(out, run); !st.isOk()) {
+    } else if (Status st = writeResultFile(out, run); !st.ok()) {
       std::fprintf(stderr, "tessera-bench sass: %s\n", st.toString().c_str());
       return 1;
     }

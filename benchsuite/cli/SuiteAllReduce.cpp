@@ -76,7 +76,7 @@ StatusOr<const NcclApi *> loadNccl() {
 
 Status ncclStatus(const NcclApi &api, int result, const char *call) {
   if (result == 0)
-    return Status::ok();
+    return okStatus();
   return Status(StatusCode::kInternal,
                 std::string(call) + " failed: " +
                     (api.ncclGetErrorString
@@ -148,7 +148,7 @@ struct Ranks {
                          devices.data());
     for (int i = 0; i < count; ++i)
       ranks[size_t(i)].comm = comms[size_t(i)];
-    return Status::ok();
+    return okStatus();
   }
 
   /// One all-reduce of `elements` elements on every rank, in one group;
@@ -264,7 +264,7 @@ CaseResult runAllReduce(RunContext &ctx, const CaseSpec &spec) {
   Ranks ranks;
   ranks.cu = *cu;
   ranks.nccl = *nccl;
-  if (Status s = ranks.init(count, bytes); !s.isOk())
+  if (Status s = ranks.init(count, bytes); !s.ok())
     return fail(s);
   r.params["ranks"] = std::to_string(count);
 
@@ -278,7 +278,7 @@ CaseResult runAllReduce(RunContext &ctx, const CaseSpec &spec) {
     if (Status s = cuda::cudaResultToStatus(
             **cu, (*cu)->cuMemcpyHtoD_v2(rk.send, host.data(), bytes),
             "cuMemcpyHtoD", __FILE__, __LINE__);
-        !s.isOk())
+        !s.ok())
       return fail(s);
   }
   if (auto run = ranks.allReduce(elements, ncclType, false); !run.ok())
@@ -290,7 +290,7 @@ CaseResult runAllReduce(RunContext &ctx, const CaseSpec &spec) {
     if (Status s = cuda::cudaResultToStatus(
             **cu, (*cu)->cuMemcpyDtoH_v2(host.data(), rk.recv, bytes),
             "cuMemcpyDtoH", __FILE__, __LINE__);
-        !s.isOk())
+        !s.ok())
       return fail(s);
     for (size_t i = 0; i < elements; ++i) {
       double want = rankSum * (double(i % 7) - 3.0) / 4.0;

@@ -263,8 +263,13 @@ void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
     driver::GpuEmitOptions gpu;
     gpu.arch = ctx.gpuArch;
     driver::GpuResources res;
-    auto cubin = driver::emit(prog.module(), r.kernel, spec,
-                              driver::EmitKind::Cubin, &times, gpu, &res);
+    // The compiler's own view of the source (the runtime's is internal).
+    auto module =
+        driver::SourceModule::parse(prog.name(), std::string(prog.source()));
+    auto cubin = module.ok()
+                     ? driver::emit(**module, r.kernel, spec,
+                                    driver::EmitKind::Cubin, &times, gpu, &res)
+                     : StatusOr<std::string>(module.status());
     if (!cubin.ok()) {
       g.note = ctx.gpuArch + ": " + firstLine(cubin.status().message());
     } else {
@@ -338,7 +343,7 @@ Status countCase(Kernel &kernel, const std::vector<Arg> &args, CaseResult &r) {
   for (const SimBranchCounters &b : c.branches)
     k.branches.push_back({b.op, b.location, b.instances, b.divergent});
   r.counters = std::move(k);
-  return Status::ok();
+  return okStatus();
 }
 
 } // namespace
@@ -430,13 +435,13 @@ DeviceMirror::create(Runtime &rt, DeviceKind device,
 Status DeviceMirror::upload() {
   for (Copy &c : copies_)
     TESSERA_RETURN_IF_ERROR(c.buffer.copyFrom(c.host, c.bytes));
-  return Status::ok();
+  return okStatus();
 }
 
 Status DeviceMirror::download() {
   for (Copy &c : copies_)
     TESSERA_RETURN_IF_ERROR(c.buffer.copyTo(c.host, c.bytes));
-  return Status::ok();
+  return okStatus();
 }
 
 std::function<StatusOr<Plan::TimedBatch>()>
@@ -578,12 +583,12 @@ void bench::runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan,
   // Validation: one run from the initial state against the reference.
   plan.reset();
   if (mirror && r.configSource == "tuned") // tuning launched on the data
-    if (Status s = mirror->upload(); !s.isOk())
+    if (Status s = mirror->upload(); !s.ok())
       return fail("device buffers: " + firstLine(s.toString()));
   if (auto s = launchBatch(1); !s.ok())
     return fail("launch failed: " + firstLine(s.status().toString()));
   if (mirror)
-    if (Status s = mirror->download(); !s.isOk())
+    if (Status s = mirror->download(); !s.ok())
       return fail("device buffers: " + firstLine(s.toString()));
   std::vector<double> got = plan.result();
   plan.reset();
@@ -615,7 +620,7 @@ void bench::runPlan(RunContext &ctx, const CaseSpec &spec, Plan &plan,
   }
   if (ctx.counters) {
     plan.reset();
-    if (Status s = countCase(**kernel, plan.args, r); !s.isOk())
+    if (Status s = countCase(**kernel, plan.args, r); !s.ok())
       return fail("counting launch failed: " + firstLine(s.toString()));
   }
 

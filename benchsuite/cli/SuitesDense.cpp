@@ -290,7 +290,7 @@ CaseResult runGemm(RunContext &ctx, const CaseSpec &spec) {
               if (!st->blas->gemm(operand, compute, M, N, K, 1.0f, st->a.data(),
                                   st->b.data(), 0.0f, st->c.data(), &err))
                 return Status(StatusCode::kInternal, "cuBLAS: " + err);
-              return Status::ok();
+              return okStatus();
             },
             launches, flush);
       });

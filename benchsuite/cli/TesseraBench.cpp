@@ -118,12 +118,28 @@ std::string gitRevision() {
   return "";
 }
 
+/// The kernel library: beside the executable in an installation
+/// (<prefix>/bin/tessera-bench and <prefix>/share/tessera/kernels_dsl),
+/// else the source tree this binary was built from.
+std::string defaultKernelsDir() {
+  std::error_code ec;
+  std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path installed =
+        exe.parent_path().parent_path() / "share/tessera/kernels_dsl";
+    if (std::filesystem::is_directory(installed, ec))
+      return installed.string();
+  }
+  return TESSERA_DEFAULT_KERNELS_DIR;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"Tessera's benchmark suite"};
   app.require_subcommand(1);
-  std::string kernelsDir = TESSERA_DEFAULT_KERNELS_DIR;
+  std::string kernelsDir = defaultKernelsDir();
   app.add_option("--kernels", kernelsDir, "Directory of the .tile kernels");
 
   CLI::App *list = app.add_subcommand("list", "Suites, devices and peaks");
@@ -305,13 +321,13 @@ int main(int argc, char **argv) {
              : tune == "on" ? TuneMode::On
                             : TuneMode::Cached;
   if (device.empty())
-    ctx.device = rt.deviceStatus(DeviceKind::Cuda).isOk() ? DeviceKind::Cuda
-                                                          : DeviceKind::Cpu;
+    ctx.device = rt.deviceStatus(DeviceKind::Cuda).ok() ? DeviceKind::Cuda
+                                                        : DeviceKind::Cpu;
   else if (auto k = parseDeviceKind(device))
     ctx.device = *k;
   else
     return fail("unknown device '" + device + "'");
-  if (Status s = rt.deviceStatus(ctx.device); !s.isOk())
+  if (Status s = rt.deviceStatus(ctx.device); !s.ok())
     return fail(s.toString());
   if (counters && ctx.device != DeviceKind::Sim)
     return fail(std::string("--counters needs --device sim (the counters "
@@ -448,7 +464,7 @@ int main(int argc, char **argv) {
       f << (ext == ".csv" ? formatCsv(result) : formatMarkdown(result));
       if (!f)
         return fail("cannot write " + out);
-    } else if (Status st = writeResultFile(out, result); !st.isOk()) {
+    } else if (Status st = writeResultFile(out, result); !st.ok()) {
       return fail(st.toString());
     }
   }

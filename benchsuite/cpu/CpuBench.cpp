@@ -260,7 +260,7 @@ void simGemm256(benchmark::State &state, bool counters, const char *key) {
   lo.counters = counters;
   for (auto _ : state) {
     Status s = (*k)->launch(args, lo);
-    if (!s.isOk()) {
+    if (!s.ok()) {
       state.SkipWithError(s.toString().c_str());
       return;
     }
@@ -299,7 +299,7 @@ void BM_GemmTessera(benchmark::State &state) {
                         Arg(1.0), Arg(0.0)};
   for (auto _ : state) {
     Status s = k->launch(args);
-    if (!s.isOk()) {
+    if (!s.ok()) {
       state.SkipWithError(s.toString().c_str());
       return;
     }

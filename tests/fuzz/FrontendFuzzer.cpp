@@ -172,7 +172,7 @@ void compileKernel(const ast::Module &module, const sema::KernelDecl &decl,
     if (diags.hasErrors() || !k.module)
       continue;
     Status st = cpu::runTilePasses(*k.module);
-    if (!st.isOk()) {
+    if (!st.ok()) {
       // Tile passes fail only on IR that MLIRGen verified: a compiler bug.
       if (verbose)
         std::fprintf(stderr, "tile passes: %s\n", st.toString().c_str());

@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
       return fail(f.status());
     job.fixed = *f;
     Status st = runTuneJob(rt, job, cacheDir, tty, &report);
-    if (!st.isOk())
+    if (!st.ok())
       return fail(st);
   } else if (*warm) {
     return runWarmup(rt, manifest, cacheDir, tty, jsonOut);
@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
                     r.evaluated.size(), r.strategy.c_str(), r.tuningSeconds);
     } else if (*exp) {
       Status st = (*c)->exportTo(path, kernelFilter);
-      if (!st.isOk())
+      if (!st.ok())
         return fail(st);
     } else if (*imp || *merge) {
       auto n = (*c)->importFrom(path);
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "warning: %s\n", w.c_str());
   }
   if (!jsonOut.empty())
-    if (Status st = writeJsonReport(jsonOut, report); !st.isOk())
+    if (Status st = writeJsonReport(jsonOut, report); !st.ok())
       return fail(st);
   return 0;
 }

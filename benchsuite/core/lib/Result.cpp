@@ -114,7 +114,7 @@ Status validateCase(const CaseResult &c) {
         b.stats.count != static_cast<int64_t>(b.samples.size()))
       return bad("baseline stats.count differs from its number of samples");
   }
-  return Status::ok();
+  return okStatus();
 }
 } // namespace
 
@@ -127,7 +127,7 @@ Status tessera::bench::validate(const RunResult &run) {
       return invalidArgument("peak '%s' is not finite", key.c_str());
   for (const CaseResult &c : run.cases)
     TESSERA_RETURN_IF_ERROR(validateCase(c));
-  return Status::ok();
+  return okStatus();
 }
 
 //===----------------------------------------------------------------------===//
@@ -298,10 +298,10 @@ class Reader {
 public:
   Reader(std::string_view file, Status &error) : file_(file), error_(error) {}
 
-  bool failed() const { return !error_.isOk(); }
+  bool failed() const { return !error_.ok(); }
 
   void fail(const std::string &path, const std::string &what) {
-    if (error_.isOk())
+    if (error_.ok())
       error_ = invalidArgument("%s: %s: %s", file_.c_str(), path.c_str(),
                                what.c_str());
   }
@@ -647,7 +647,7 @@ StatusOr<RunResult> tessera::bench::fromJson(std::string_view text,
   if (r.failed())
     return error;
   Status valid = validate(run);
-  if (!valid.isOk())
+  if (!valid.ok())
     return valid.withContext(file);
   return run;
 }
@@ -695,7 +695,7 @@ Status tessera::bench::writeResultFile(const std::string &path,
     return unavailable("cannot rename '%s' to '%s': %s", tmp.c_str(),
                        path.c_str(), std::strerror(savedErrno));
   }
-  return Status::ok();
+  return okStatus();
 }
 
 //===----------------------------------------------------------------------===//

@@ -45,7 +45,7 @@ tessera::bench::sample(const SamplerOptions &options,
 
   for (int i = 0; i < options.warmup; ++i) {
     StatusOr<double> t = callOnce();
-    if (!t.isOk())
+    if (!t.ok())
       return t.status().withContext(formatString("warm-up call %d", i + 1));
   }
 
@@ -56,7 +56,7 @@ tessera::bench::sample(const SamplerOptions &options,
   RunningStats running;
   while (true) {
     StatusOr<double> t = callOnce();
-    if (!t.isOk())
+    if (!t.ok())
       return t.status().withContext(
           formatString("sample %zu", run.samples.size() + 1));
     double ms = *t;

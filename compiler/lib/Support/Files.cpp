@@ -39,7 +39,7 @@ Status tessera::writeFile(const std::string &path, std::string_view contents) {
   ok &= std::fclose(f) == 0;
   if (!ok)
     return internalError("cannot write '%s'", path.c_str());
-  return Status::ok();
+  return okStatus();
 }
 
 bool tessera::isExecutable(const std::string &path) {

@@ -38,7 +38,7 @@ const char *tessera::statusCodeName(StatusCode code) {
 }
 
 Status::Status(StatusCode code, std::string message) {
-  // An "error" with code kOk would make isOk() and code() disagree; keep the
+  // An "error" with code kOk would make ok() and code() disagree; keep the
   // invariant that OK is exactly the null state and drop the message.
   if (code == StatusCode::kOk)
     return;
@@ -51,7 +51,7 @@ const std::string &Status::message() const {
 }
 
 Status Status::withContext(std::string_view context) const {
-  if (isOk())
+  if (ok())
     return Status();
   std::string combined;
   combined.reserve(context.size() + 2 + state_->message.size());
@@ -62,7 +62,7 @@ Status Status::withContext(std::string_view context) const {
 }
 
 std::string Status::toString() const {
-  if (isOk())
+  if (ok())
     return "OK";
   std::string result = statusCodeName(state_->code);
   result.append(": ");

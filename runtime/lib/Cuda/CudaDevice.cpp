@@ -37,21 +37,21 @@ Status CudaStream::synchronize() const {
   const CudaDriverApi &api = device()->api();
   TESSERA_RETURN_IF_ERROR(device()->makeCurrent());
   TESSERA_CU_RETURN_IF_ERROR(api, cuStreamSynchronize, get());
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaEvent::record(CuStream stream) const {
   const CudaDriverApi &api = device()->api();
   TESSERA_RETURN_IF_ERROR(device()->makeCurrent());
   TESSERA_CU_RETURN_IF_ERROR(api, cuEventRecord, get(), stream);
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaEvent::synchronize() const {
   const CudaDriverApi &api = device()->api();
   TESSERA_RETURN_IF_ERROR(device()->makeCurrent());
   TESSERA_CU_RETURN_IF_ERROR(api, cuEventSynchronize, get());
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<float> CudaEvent::elapsedMs(const CudaEvent &start,
@@ -112,7 +112,7 @@ Status CudaDevice::readProperties(int ordinal) {
     TESSERA_CU_RETURN_IF_ERROR(api, cuDeviceGetAttribute, &value, attribute,
                                device_);
     field = value;
-    return Status::ok();
+    return okStatus();
   };
   TESSERA_RETURN_IF_ERROR(
       read(kCuDevAttrComputeCapabilityMajor, p.computeMajor));
@@ -138,12 +138,12 @@ Status CudaDevice::readProperties(int ordinal) {
       read(kCuDevAttrMemoryClockRate, p.memoryClockRateKHz));
   TESSERA_RETURN_IF_ERROR(
       read(kCuDevAttrGlobalMemoryBusWidth, p.memoryBusWidthBits));
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaDevice::makeCurrent() const {
   TESSERA_CU_RETURN_IF_ERROR(*api_, cuCtxSetCurrent, context_);
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<CudaModule> CudaDevice::loadModule(std::string_view image) const {
@@ -175,7 +175,7 @@ Status CudaDevice::setMaxDynamicSharedMemory(const CudaKernel &kernel,
   TESSERA_RETURN_IF_ERROR(makeCurrent());
   TESSERA_CU_RETURN_IF_ERROR(*api_, cuFuncSetAttribute, kernel.function,
                              kCuFuncAttrMaxDynamicSharedSizeBytes, bytes);
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<int> CudaDevice::activeBlocksPerSm(const CudaKernel &kernel,
@@ -206,13 +206,13 @@ Status CudaDevice::launch(const CudaKernel &kernel, Dim3 grid, Dim3 block,
       "shared memory",
       kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
       dynamicSharedBytes);
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaDevice::synchronize() const {
   TESSERA_RETURN_IF_ERROR(makeCurrent());
   TESSERA_CU_RETURN_IF_ERROR(*api_, cuCtxSynchronize);
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaDevice::encodeTensorMap(CuTensorMap *map, DType dtype, int rank,
@@ -261,7 +261,7 @@ Status CudaDevice::encodeTensorMap(CuTensorMap *map, DType dtype, int rank,
                              unsigned(rank), address, d, st, box,
                              elementStrides, /*interleave=*/0, mode,
                              kCuTensorMapL2Promotion256B, /*oobFill=*/0);
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<DeviceBuffer> CudaDevice::allocate(size_t bytes) const {
@@ -279,7 +279,7 @@ Status CudaDevice::copyToDevice(CuDevicePtr dst, const void *src, size_t bytes,
                                stream);
   else
     TESSERA_CU_RETURN_IF_ERROR(*api_, cuMemcpyHtoD_v2, dst, src, bytes);
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaDevice::copyToHost(void *dst, CuDevicePtr src, size_t bytes,
@@ -290,13 +290,13 @@ Status CudaDevice::copyToHost(void *dst, CuDevicePtr src, size_t bytes,
                                stream);
   else
     TESSERA_CU_RETURN_IF_ERROR(*api_, cuMemcpyDtoH_v2, dst, src, bytes);
-  return Status::ok();
+  return okStatus();
 }
 
 Status CudaDevice::fill(CuDevicePtr dst, uint8_t value, size_t bytes) const {
   TESSERA_RETURN_IF_ERROR(makeCurrent());
   TESSERA_CU_RETURN_IF_ERROR(*api_, cuMemsetD8_v2, dst, value, bytes);
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<CudaStream> CudaDevice::createStream() const {

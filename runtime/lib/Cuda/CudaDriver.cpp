@@ -43,7 +43,7 @@ const char *baseName(const char *path) {
 StatusOr<const CudaDriverApi *> tessera::cuda::loadCudaDriver() {
   // Function statics are initialised once, thread-safely.
   static const StatusOr<CudaDriverApi> loaded = bindCudaDriver();
-  if (!loaded.isOk())
+  if (!loaded.ok())
     return loaded.status();
   return &loaded.value();
 }
@@ -52,7 +52,7 @@ Status tessera::cuda::cudaResultToStatus(const CudaDriverApi &api,
                                          CuResult result, const char *call,
                                          const char *file, int line) {
   if (result == kCudaSuccess)
-    return Status::ok();
+    return okStatus();
   const char *name = nullptr;
   const char *description = nullptr;
   if (api.cuGetErrorName(result, &name) != kCudaSuccess || !name)

@@ -132,7 +132,7 @@ struct Scheduler {
   };
   std::map<int64_t, NamedArrivals> namedArrivals;
   bool failed = false;
-  Status error = Status::ok();
+  Status error = okStatus();
 
   std::string where() const {
     return "kernel '" + launch->kernel + "', block (" +
@@ -1563,7 +1563,7 @@ runBlock(const BlockLaunch &launch) {
         return sched.error;
       if (counters)
         counters->finish();
-      return Status::ok();
+      return okStatus();
     }
     if (done > 0) {
       // Some threads left the kernel while others wait at a barrier: on a

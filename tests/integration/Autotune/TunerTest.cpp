@@ -105,7 +105,7 @@ TEST(Tuner, GemmOnCpuTunesStoresAndHitsTheCache) {
   EXPECT_EQ(how->second, "cache");
   for (const auto &[name, value] : r->best)
     EXPECT_EQ(how->first.at(name).toString(), value) << name;
-  ASSERT_TRUE((*tk)->launch(args->args).isOk());
+  ASSERT_TRUE((*tk)->launch(args->args).ok());
   const int n = 10000;
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i)

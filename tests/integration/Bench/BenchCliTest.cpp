@@ -89,7 +89,7 @@ TEST(BenchCli, CompareFlagsAnInjectedRegressionOnly) {
       x *= 1.001;
     c.stats = computeStats(c.samples);
   }
-  ASSERT_TRUE(writeResultFile(tempDir() + "/noise.json", noise).isOk());
+  ASSERT_TRUE(writeResultFile(tempDir() + "/noise.json", noise).ok());
   EXPECT_EQ(run("compare " + base + " " + tempDir() + "/noise.json"), 0);
   // One case 3x slower, both runs with tight samples (a real run on a busy
   // machine can be noisier than 200%, which compare rightly calls noise):
@@ -102,8 +102,8 @@ TEST(BenchCli, CompareFlagsAnInjectedRegressionOnly) {
       c.samples[i] = factor * m * (1.0 + 1e-4 * double(i % 3));
     c.stats = computeStats(c.samples);
   }
-  ASSERT_TRUE(writeResultFile(tempDir() + "/tight.json", tight).isOk());
-  ASSERT_TRUE(writeResultFile(tempDir() + "/slow.json", slow).isOk());
+  ASSERT_TRUE(writeResultFile(tempDir() + "/tight.json", tight).ok());
+  ASSERT_TRUE(writeResultFile(tempDir() + "/slow.json", slow).ok());
   EXPECT_EQ(
       run("compare " + tempDir() + "/tight.json " + tempDir() + "/slow.json"),
       1);

@@ -201,8 +201,8 @@ TEST(BenchReport, WritesPageWithPlotsAndTables) {
   std::string before = tempDir() + "/before.json";
   // A name a shell would split and expand: it must reach the script intact.
   std::string after = tempDir() + "/after run; $(false).json";
-  ASSERT_TRUE(writeResultFile(before, syntheticRun("abc1234", 1.0)).isOk());
-  ASSERT_TRUE(writeResultFile(after, syntheticRun("def5678", 1.25)).isOk());
+  ASSERT_TRUE(writeResultFile(before, syntheticRun("abc1234", 1.0)).ok());
+  ASSERT_TRUE(writeResultFile(after, syntheticRun("def5678", 1.25)).ok());
 
   ReportOptions options;
   options.inputs = {before, after};
@@ -306,7 +306,7 @@ TEST(BenchReport, SkippedAndEmptyRuns) {
   RunResult empty = syntheticRun("abc1234", 1.0);
   empty.cases.clear();
   std::string emptyFile = tempDir() + "/empty.json";
-  ASSERT_TRUE(writeResultFile(emptyFile, empty).isOk());
+  ASSERT_TRUE(writeResultFile(emptyFile, empty).ok());
   options.inputs = {emptyFile};
   options.outDir = tempDir() + "/empty";
   ASSERT_EQ(runReport(options), 0);
@@ -319,7 +319,7 @@ TEST(BenchReport, SkippedAndEmptyRuns) {
 TEST(BenchReport, ScriptFailureReturnsOne) {
   REQUIRE_MATPLOTLIB();
   std::string good = tempDir() + "/good-for-failure.json";
-  ASSERT_TRUE(writeResultFile(good, syntheticRun("abc1234", 1.0)).isOk());
+  ASSERT_TRUE(writeResultFile(good, syntheticRun("abc1234", 1.0)).ok());
   std::string script = tempDir() + "/failing_report.py";
   std::ofstream(script) << "import sys\n"
                            "sys.stderr.write('report script broke\\n')\n"
@@ -339,7 +339,7 @@ TEST(BenchReport, ScriptFailureReturnsOne) {
 
 TEST(BenchReport, CorruptInputWritesNothing) {
   std::string good = tempDir() + "/good.json";
-  ASSERT_TRUE(writeResultFile(good, syntheticRun("abc1234", 1.0)).isOk());
+  ASSERT_TRUE(writeResultFile(good, syntheticRun("abc1234", 1.0)).ok());
   std::string text = readFile(good);
   std::string truncated = tempDir() + "/truncated.json";
   std::ofstream(truncated) << text.substr(0, text.size() / 2);
@@ -375,7 +375,7 @@ TEST(BenchReport, CorruptInputWritesNothing) {
 
 TEST(BenchReport, MissingInterpreterWritesNothing) {
   std::string good = tempDir() + "/good-for-python.json";
-  ASSERT_TRUE(writeResultFile(good, syntheticRun("abc1234", 1.0)).isOk());
+  ASSERT_TRUE(writeResultFile(good, syntheticRun("abc1234", 1.0)).ok());
   ReportOptions options;
   options.inputs = {good};
   options.outDir = tempDir() + "/nopython";

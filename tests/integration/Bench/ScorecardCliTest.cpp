@@ -67,7 +67,7 @@ TEST(ScorecardCli, TriadScorecardInTheBenchSchema) {
   RunResult worse = *result;
   worse.cases[0].code->metrics["registers"] *= 2;
   std::string worseJson = tempDir() + "/worse.json";
-  ASSERT_TRUE(writeResultFile(worseJson, worse).isOk());
+  ASSERT_TRUE(writeResultFile(worseJson, worse).ok());
   EXPECT_EQ(run("compare " + json + " " + worseJson), 1) << outputText();
   EXPECT_NE(outputText().find("worse"), std::string::npos) << outputText();
 }

@@ -137,7 +137,7 @@ class GpuArtifacts : public ::testing::TestWithParam<ArtifactCase> {};
 
 TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kAuto);
-  if (!avail.isOk())
+  if (!avail.ok())
     GTEST_SKIP() << avail.toString();
   std::string family = GetParam().family;
   std::string precision = GetParam().precision;
@@ -274,7 +274,7 @@ TEST(GpuEmit, PtxCarriesWhatItsLaunchNeeds) {
   EXPECT_TRUE(ptx.schedule.logicalGrid);
   EXPECT_TRUE(ptx.schedule.persistent);
   EXPECT_EQ(ptx.schedule.group, 8);
-  if (!cuda::assemblerAvailable(cuda::AssemblerBackend::kAuto).isOk())
+  if (!cuda::assemblerAvailable(cuda::AssemblerBackend::kAuto).ok())
     return;
   driver::GpuResources cubin;
   ASSERT_TRUE(
@@ -428,7 +428,7 @@ namespace {
 /// nvJitLink, which compiles PTX as relocatable device code.
 TEST(WholeProgramAssembly, RowKernelsGetWholeProgramRegisters) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
-  if (!avail.isOk())
+  if (!avail.ok())
     GTEST_SKIP() << avail.toString();
   for (const char *family : {"softmax", "layernorm"}) {
     auto m = parseLibrary(family);
@@ -476,7 +476,7 @@ TEST(WholeProgramAssembly, RowKernelsGetWholeProgramRegisters) {
 /// without spills.
 TEST(WholeProgramAssembly, OccupancyTargetThatSpillsIsLifted) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
-  if (!avail.isOk())
+  if (!avail.ok())
     GTEST_SKIP() << avail.toString();
   auto m = parseLibrary("gemm");
   ASSERT_TRUE(m.ok()) << m.status().toString();
@@ -585,7 +585,7 @@ StatusOr<Assembled> assembleWithAndWithoutCap(const RowKernel &k) {
 /// sm_80) and 56 at the step (nine).
 TEST(WholeProgramAssembly, RegistersDownToTheOccupancyStepWithoutSpills) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
-  if (!avail.isOk())
+  if (!avail.ok())
     GTEST_SKIP() << avail.toString();
   auto k = compileLayerNorm("fp16");
   ASSERT_TRUE(k.ok()) << k.status().toString();
@@ -608,7 +608,7 @@ TEST(WholeProgramAssembly, RegistersDownToTheOccupancyStepWithoutSpills) {
 /// the f32 layer norm at 63 registers spills at 56.
 TEST(WholeProgramAssembly, OccupancyStepThatSpillsIsNotTaken) {
   Status avail = cuda::assemblerAvailable(cuda::AssemblerBackend::kPtxas);
-  if (!avail.isOk())
+  if (!avail.ok())
     GTEST_SKIP() << avail.toString();
   auto k = compileLayerNorm("fp32");
   ASSERT_TRUE(k.ok()) << k.status().toString();

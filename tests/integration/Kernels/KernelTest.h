@@ -48,7 +48,7 @@ class TestDeviceEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
     Status s = runtime().deviceStatus(testDevice());
-    if (!s.isOk())
+    if (!s.ok())
       GTEST_SKIP() << deviceKindName(testDevice())
                    << " device: " << s.toString();
   }
@@ -114,7 +114,7 @@ inline CompileOptions withPrecision(DType storage,
   do {                                                                         \
     ASSERT_NE((kernel), nullptr);                                              \
     ::tessera::Status _st = (kernel)->launch(__VA_ARGS__);                     \
-    ASSERT_TRUE(_st.isOk()) << _st.toString();                                 \
+    ASSERT_TRUE(_st.ok()) << _st.toString();                                   \
   } while (0)
 
 } // namespace tessera::testing

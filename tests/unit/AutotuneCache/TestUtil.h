@@ -43,8 +43,8 @@ private:
 
 inline std::unique_ptr<TuningCache> openCache(const std::string &dir) {
   auto cache = TuningCache::open(dir);
-  EXPECT_TRUE(cache.isOk()) << cache.status().toString();
-  return cache.isOk() ? std::move(cache).value() : nullptr;
+  EXPECT_TRUE(cache.ok()) << cache.status().toString();
+  return cache.ok() ? std::move(cache).value() : nullptr;
 }
 
 inline DeviceId h100() { return DeviceId{"cuda", "NVIDIA H100", "sm_90", 132}; }

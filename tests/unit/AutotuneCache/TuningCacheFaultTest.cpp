@@ -38,7 +38,7 @@ TEST(TuningCacheFaults, ManyProcessesStoringAtOnceLoseNothing) {
     if (pid == 0) {
       int failures = 0;
       auto opened = TuningCache::open(dir.path());
-      if (!opened.isOk())
+      if (!opened.ok())
         ::_exit(100);
       TuningCache &cache = **opened;
       for (int i = 0; i < kPerProc; ++i) {
@@ -47,7 +47,7 @@ TEST(TuningCacheFaults, ManyProcessesStoringAtOnceLoseNothing) {
         TuningRecord rec = makeRecord(
             makeKey(kernel, 1000 * p + i),
             {measured("64", "64", 1 + i), measured("128", "64", 2 + p)});
-        failures += !cache.store(rec).isOk();
+        failures += !cache.store(rec).ok();
       }
       ::_exit(failures);
     }
@@ -85,7 +85,7 @@ TEST(TuningCacheFaults, WriterKilledBeforeRenameLeavesTheOldFile) {
   TempDir dir;
   auto cache = openCache(dir.path());
   TuningRecord before = makeRecord(makeKey("mm", 1), {measured("64", "64", 1)});
-  ASSERT_TRUE(cache->store(before).isOk());
+  ASSERT_TRUE(cache->store(before).ok());
   std::string path = cache->filePathFor("mm", "hash-of-mm");
   std::string oldText = readFile(path);
 
@@ -95,7 +95,7 @@ TEST(TuningCacheFaults, WriterKilledBeforeRenameLeavesTheOldFile) {
   if (pid == 0) {
     ::setenv(TuningCache::kTestPauseEnv, "10000", 1);
     auto child = TuningCache::open(dir.path());
-    if (child.isOk())
+    if (child.ok())
       (void)(*child)->store(lost);
     ::_exit(0);
   }
@@ -127,7 +127,7 @@ TEST(TuningCacheFaults, WriterKilledBeforeRenameLeavesTheOldFile) {
 
   // A later store works and removes the stale temp file.
   TuningRecord after = makeRecord(makeKey("mm", 3), {measured("64", "64", 3)});
-  ASSERT_TRUE(fresh->store(after).isOk());
+  ASSERT_TRUE(fresh->store(after).ok());
   EXPECT_EQ(countFiles(dataDir(*cache), ".tmp."), 0);
   auto again = openCache(dir.path());
   EXPECT_TRUE(again->lookup(before.key));
@@ -150,7 +150,7 @@ TEST(TuningCacheFaults, GarbageFileIsMovedAsideAndRebuilt) {
   EXPECT_EQ(countFiles(dataDir(*cache), ".corrupt-"), 1);
 
   TuningRecord rec = makeRecord(makeKey("mm", 1), {measured("64", "64", 1)});
-  ASSERT_TRUE(cache->store(rec).isOk());
+  ASSERT_TRUE(cache->store(rec).ok());
   EXPECT_TRUE(openCache(dir.path())->lookup(rec.key));
 }
 
@@ -160,7 +160,7 @@ TEST(TuningCacheFaults, GarbageFoundByStoreIsMovedAside) {
   std::string path = cache->filePathFor("mm", "hash-of-mm");
   writeFile(path, "{\"format\": \"tessera-tuning-cache\", \"schemaVer");
   TuningRecord rec = makeRecord(makeKey("mm", 1), {measured("64", "64", 1)});
-  ASSERT_TRUE(cache->store(rec).isOk());
+  ASSERT_TRUE(cache->store(rec).ok());
   EXPECT_TRUE(anyWarningContains(*cache, "moved aside"));
   EXPECT_EQ(countFiles(dataDir(*cache), ".corrupt-"), 1);
   EXPECT_TRUE(openCache(dir.path())->lookup(rec.key));
@@ -173,8 +173,8 @@ TEST(TuningCacheFaults, TruncatedFileIsMovedAsideAndRebuilt) {
   TuningRecord b = makeRecord(makeKey("mm", 2), {measured("64", "64", 2)});
   {
     auto cache = openCache(dir.path());
-    ASSERT_TRUE(cache->store(a).isOk());
-    ASSERT_TRUE(cache->store(b).isOk());
+    ASSERT_TRUE(cache->store(a).ok());
+    ASSERT_TRUE(cache->store(b).ok());
     path = cache->filePathFor("mm", "hash-of-mm");
   }
   std::string text = readFile(path);
@@ -184,7 +184,7 @@ TEST(TuningCacheFaults, TruncatedFileIsMovedAsideAndRebuilt) {
   EXPECT_FALSE(cache->lookup(a.key));
   EXPECT_TRUE(anyWarningContains(*cache, "moved aside"));
   EXPECT_EQ(countFiles(dataDir(*cache), ".corrupt-"), 1);
-  ASSERT_TRUE(cache->store(b).isOk());
+  ASSERT_TRUE(cache->store(b).ok());
   auto fresh = openCache(dir.path());
   EXPECT_TRUE(fresh->lookup(b.key));
   EXPECT_FALSE(fresh->lookup(a.key));
@@ -208,7 +208,7 @@ TEST(TuningCacheFaults, UnknownSchemaVersionIsIgnoredAndNeverOverwritten) {
   // Other kernels are unaffected.
   EXPECT_TRUE(
       cache->store(makeRecord(makeKey("other", 1), {measured("64", "64", 1)}))
-          .isOk());
+          .ok());
   EXPECT_EQ(cache->records().size(), 1u);
 
   // A different version folder is never read.
@@ -222,7 +222,7 @@ TEST(TuningCacheFaults, InvalidRecordsAreSkippedOthersKept) {
   auto cache = openCache(dir.path());
   TuningRecord good = makeRecord(makeKey("mm", 1), {measured("64", "64", 1)},
                                  "2025-01-01T00:00:00.000Z");
-  ASSERT_TRUE(cache->store(good).isOk());
+  ASSERT_TRUE(cache->store(good).ok());
   std::string path = cache->filePathFor("mm", "hash-of-mm");
   nlohmann::json doc = nlohmann::json::parse(readFile(path));
   nlohmann::json valid = doc["records"][0];

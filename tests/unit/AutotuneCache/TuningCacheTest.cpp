@@ -46,7 +46,7 @@ TEST(TuningCache, RoundTripThroughAFreshInstance) {
     auto cache = openCache(dir.path());
     ASSERT_TRUE(cache);
     Status st = cache->store(rec);
-    ASSERT_TRUE(st.isOk()) << st.toString();
+    ASSERT_TRUE(st.ok()) << st.toString();
     EXPECT_EQ(cache->lookup(rec.key), rec);
   }
   auto fresh = openCache(dir.path());
@@ -84,7 +84,7 @@ TEST(TuningCache, StoreStampsMissingTimes) {
   auto cache = openCache(dir.path());
   ASSERT_TRUE(cache);
   TuningRecord rec = makeRecord(makeKey("k", 64), {measured("64", "64", 1)});
-  ASSERT_TRUE(cache->store(rec).isOk());
+  ASSERT_TRUE(cache->store(rec).ok());
   std::optional<TuningRecord> got = cache->lookup(rec.key);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->updatedAt.size(), 24u) << got->updatedAt; // ms, UTC.
@@ -112,7 +112,7 @@ TEST(TuningCache, OpenFailsOnAnUnusableDirectory) {
   TempDir dir;
   writeFile(dir.sub("file"), "x");
   auto cache = TuningCache::open(dir.sub("file") + "/cache");
-  EXPECT_FALSE(cache.isOk());
+  EXPECT_FALSE(cache.ok());
 }
 
 TEST(TuningCache, NearestKeyValues) {
@@ -126,7 +126,7 @@ TEST(TuningCache, NearestKeyValues) {
   TuningRecord f32 =
       makeRecord(makeKey("mm", 2048, "f32"), {measured("64", "128", 3)});
   for (const TuningRecord *r : {&small, &large, &f32})
-    ASSERT_TRUE(cache->store(*r).isOk());
+    ASSERT_TRUE(cache->store(*r).ok());
 
   // log2 distance: 2048 is 1 from 1024, 2 from 8192.
   std::optional<TuningRecord> got = cache->nearest(makeKey("mm", 2048));
@@ -164,14 +164,14 @@ TEST(TuningCache, MergeUnionsEvaluationsAndRecomputesBest) {
   TuningRecord bystander =
       makeRecord(makeKey("mm", 4096), {measured("64", "64", 7)},
                  "2025-01-01T00:00:00.000Z");
-  ASSERT_TRUE(cache->store(bystander).isOk());
+  ASSERT_TRUE(cache->store(bystander).ok());
   ASSERT_TRUE(cache
                   ->store(makeRecord(
                       key,
                       {measured("64", "64", 5, "2025-01-01T00:00:01.000Z"),
                        measured("64", "128", 3, "2025-01-01T00:00:01.000Z")},
                       "2025-01-01T00:00:01.000Z"))
-                  .isOk());
+                  .ok());
   // A second run: re-measures 64x128 (slower now), adds 128x64, and carries
   // a stale copy of 64x64 that must not override the stored one.
   TuningRecord second =
@@ -183,7 +183,7 @@ TEST(TuningCache, MergeUnionsEvaluationsAndRecomputesBest) {
                            "2025-01-01T00:00:02.000Z")},
                  "2025-01-01T00:00:02.000Z");
   second.strategy = "bayes";
-  ASSERT_TRUE(cache->store(second).isOk());
+  ASSERT_TRUE(cache->store(second).ok());
 
   auto fresh = openCache(dir.path());
   std::optional<TuningRecord> got = fresh->lookup(key);
@@ -211,7 +211,7 @@ TEST(TuningCache, BestIsAddedToEvaluatedWhenMissing) {
   TuningRecord rec = makeRecord(makeKey("mm", 1), {});
   rec.best = {{"BM", "64"}, {"BN", "128"}};
   rec.bestStats = stats(2);
-  ASSERT_TRUE(cache->store(rec).isOk());
+  ASSERT_TRUE(cache->store(rec).ok());
   std::optional<TuningRecord> got = cache->lookup(rec.key);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->evaluated.size(), 1u);
@@ -226,14 +226,14 @@ TEST(TuningCache, SpaceEditKeepsOldEvaluationsButPicksBestInside) {
   ASSERT_TRUE(cache
                   ->store(makeRecord(
                       key, {measured("64", "64", 1), measured("128", "64", 3)}))
-                  .isOk());
+                  .ok());
   // The space drops BM=64 and adds BM=256; the new run measures only 256.
   TuningRecord edited;
   edited.key = key;
   edited.space = {{"BM", {"128", "256"}}, {"BN", {"64", "128"}}};
   edited.evaluated = {measured("256", "64", 4)};
   edited.strategy = "exhaustive";
-  ASSERT_TRUE(cache->store(edited).isOk());
+  ASSERT_TRUE(cache->store(edited).ok());
 
   auto fresh = openCache(dir.path());
   std::optional<TuningRecord> got = fresh->lookup(key);
@@ -274,7 +274,7 @@ TEST(TuningCache, StoreRejectsInvalidRecords) {
   bad.updatedAt = "yesterday";
   EXPECT_EQ(cache->store(bad).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(cache->lookup(good.key));
-  EXPECT_TRUE(cache->store(good).isOk());
+  EXPECT_TRUE(cache->store(good).ok());
 }
 
 TEST(TuningCache, SeesStoresOfOtherInstances) {
@@ -283,12 +283,12 @@ TEST(TuningCache, SeesStoresOfOtherInstances) {
   auto writer = openCache(dir.path());
   TuningRecord rec = makeRecord(makeKey("mm", 1), {measured("64", "64", 1)});
   EXPECT_FALSE(reader->lookup(rec.key));
-  ASSERT_TRUE(writer->store(rec).isOk());
+  ASSERT_TRUE(writer->store(rec).ok());
   reader->reload();
   EXPECT_TRUE(reader->lookup(rec.key));
 
   TuningRecord rec2 = makeRecord(makeKey("mm", 2), {measured("64", "64", 1)});
-  ASSERT_TRUE(writer->store(rec2).isOk());
+  ASSERT_TRUE(writer->store(rec2).ok());
   // Without reload(): visible once the ~100 ms re-check interval passed.
   bool seen = false;
   for (int i = 0; i < 50 && !seen; ++i) {
@@ -320,14 +320,14 @@ TEST(TuningCache, RepeatedLookupLatency) {
               "",
               ""});
   rec.strategy = "exhaustive";
-  ASSERT_TRUE(cache->store(rec).isOk());
+  ASSERT_TRUE(cache->store(rec).ok());
   // Other records in the same file.
   for (int m = 4; m <= 32; ++m)
     ASSERT_TRUE(
         cache
             ->store(makeRecord(makeKey("mm", m), {measured("64", "64", 1),
                                                   measured("128", "64", 2)}))
-            .isOk());
+            .ok());
   cache->reload();
   ASSERT_TRUE(cache->lookup(rec.key)); // Warm-up: loads the file.
 
@@ -391,26 +391,26 @@ TEST(TuningCache, ExportThenImportIntoAnEmptyCache) {
                  "2025-02-01T00:00:00.000Z"),
   };
   for (const TuningRecord &r : stored)
-    ASSERT_TRUE(cache->store(r).isOk());
+    ASSERT_TRUE(cache->store(r).ok());
   std::string exported = out.sub("all.json");
-  ASSERT_TRUE(cache->exportTo(exported).isOk());
+  ASSERT_TRUE(cache->exportTo(exported).ok());
 
   auto target = openCache(dst.path());
   StatusOr<size_t> n = target->importFrom(exported);
-  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  ASSERT_TRUE(n.ok()) << n.status().toString();
   EXPECT_EQ(*n, 3u);
   EXPECT_EQ(sorted(openCache(dst.path())->records()), sorted(cache->records()));
   // Importing again changes nothing.
-  ASSERT_TRUE(target->importFrom(exported).isOk());
+  ASSERT_TRUE(target->importFrom(exported).ok());
   EXPECT_EQ(sorted(target->records()), sorted(cache->records()));
 
   // One kernel only.
   std::string mmOnly = out.sub("mm.json");
-  ASSERT_TRUE(cache->exportTo(mmOnly, "mm").isOk());
+  ASSERT_TRUE(cache->exportTo(mmOnly, "mm").ok());
   TempDir dst2;
   auto target2 = openCache(dst2.path());
   n = target2->importFrom(mmOnly);
-  ASSERT_TRUE(n.isOk());
+  ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 2u);
   for (const TuningRecord &r : target2->records())
     EXPECT_EQ(r.key.kernel, "mm");
@@ -419,7 +419,7 @@ TEST(TuningCache, ExportThenImportIntoAnEmptyCache) {
   TempDir dst3;
   auto target3 = openCache(dst3.path());
   n = target3->importFrom(src.path());
-  ASSERT_TRUE(n.isOk()) << n.status().toString();
+  ASSERT_TRUE(n.ok()) << n.status().toString();
   EXPECT_EQ(*n, 3u);
   EXPECT_EQ(sorted(target3->records()), sorted(cache->records()));
 }
@@ -434,15 +434,15 @@ TEST(TuningCache, ImportMergesByMeasurementTime) {
                       {measured("64", "64", 1, "2025-03-01T00:00:00.000Z"),
                        measured("64", "128", 5, "2025-03-01T00:00:00.000Z")},
                       "2025-03-01T00:00:00.000Z"))
-          .isOk());
-  ASSERT_TRUE(a->exportTo(out.sub("a.json")).isOk());
+          .ok());
+  ASSERT_TRUE(a->exportTo(out.sub("a.json")).ok());
   auto b = openCache(dst.path());
   TuningRecord newer =
       makeRecord(key, {measured("64", "64", 2, "2025-04-01T00:00:00.000Z")},
                  "2025-04-01T00:00:00.000Z");
   newer.strategy = "newer";
-  ASSERT_TRUE(b->store(newer).isOk());
-  ASSERT_TRUE(b->importFrom(out.sub("a.json")).isOk());
+  ASSERT_TRUE(b->store(newer).ok());
+  ASSERT_TRUE(b->importFrom(out.sub("a.json")).ok());
   std::optional<TuningRecord> got = b->lookup(key);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->evaluated.size(), 2u);
@@ -456,25 +456,25 @@ TEST(TuningCache, ImportErrors) {
   auto cache = openCache(dir.path());
   writeFile(files.sub("garbage.json"), "\x01\x02not json at all\xff");
   StatusOr<size_t> n = cache->importFrom(files.sub("garbage.json"));
-  ASSERT_FALSE(n.isOk());
+  ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), StatusCode::kDataLoss);
 
   writeFile(files.sub("trunc.json"),
             "{\"format\":\"tessera-tuning-cache\",\"schemaVersion\":1,"
             "\"records\":[{\"key\":");
   n = cache->importFrom(files.sub("trunc.json"));
-  ASSERT_FALSE(n.isOk());
+  ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), StatusCode::kDataLoss);
 
   writeFile(files.sub("future.json"),
             "{\"format\":\"tessera-tuning-cache\",\"schemaVersion\":7,"
             "\"records\":[]}");
   n = cache->importFrom(files.sub("future.json"));
-  ASSERT_FALSE(n.isOk());
+  ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), StatusCode::kFailedPrecondition);
 
   n = cache->importFrom(files.sub("missing.json"));
-  ASSERT_FALSE(n.isOk());
+  ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(cache->records().empty());
 }

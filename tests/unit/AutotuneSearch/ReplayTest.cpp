@@ -74,7 +74,7 @@ protected:
 };
 
 void checkTiny(const StatusOr<ReplaySpace> &r) {
-  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  ASSERT_TRUE(r.ok()) << r.status().toString();
   const ReplaySpace &rs = *r;
   EXPECT_EQ(rs.kernelName, "tiny");
   EXPECT_EQ(rs.deviceName, "Test GPU");
@@ -106,19 +106,19 @@ TEST_F(ReplayFiles, LoadsPlainAndGzip) {
 TEST_F(ReplayFiles, StrategiesOnlyProposeMeasuredConfigs) {
   StatusOr<ReplaySpace> r =
       loadKernelTunerCache(writeGzip("tiny.json.gz", kTinyCache));
-  ASSERT_TRUE(r.isOk());
+  ASSERT_TRUE(r.ok());
   for (const std::string &name : strategyNames()) {
     StatusOr<StrategyScore> sc = evaluateStrategy(*r, name, {2, 8, 20}, 5);
-    ASSERT_TRUE(sc.isOk()) << name;
+    ASSERT_TRUE(sc.ok()) << name;
     // Every strategy exhausts the 8 valid configurations by budget 8.
     EXPECT_DOUBLE_EQ(sc->mean[1], 1.0) << name;
     EXPECT_DOUBLE_EQ(sc->mean[2], 1.0) << name;
     EXPECT_LE(sc->min[0], sc->mean[0]);
   }
-  EXPECT_FALSE(evaluateStrategy(*r, "nope", {1}, 1).isOk());
-  EXPECT_FALSE(evaluateStrategy(*r, "random", {}, 1).isOk());
-  EXPECT_FALSE(evaluateStrategy(*r, "random", {0}, 1).isOk());
-  EXPECT_FALSE(evaluateStrategy(*r, "random", {1}, 0).isOk());
+  EXPECT_FALSE(evaluateStrategy(*r, "nope", {1}, 1).ok());
+  EXPECT_FALSE(evaluateStrategy(*r, "random", {}, 1).ok());
+  EXPECT_FALSE(evaluateStrategy(*r, "random", {0}, 1).ok());
+  EXPECT_FALSE(evaluateStrategy(*r, "random", {1}, 0).ok());
 }
 
 TEST_F(ReplayFiles, BadFilesAreStatusErrors) {
@@ -126,30 +126,29 @@ TEST_F(ReplayFiles, BadFilesAreStatusErrors) {
       loadKernelTunerCache((dir_ / "missing.json.gz").string()).status().code(),
       StatusCode::kNotFound);
   EXPECT_FALSE(
-      loadKernelTunerCache(writePlain("garbage.json", "{\"cache\": [1,"))
-          .isOk());
-  EXPECT_FALSE(loadKernelTunerCache(writePlain("empty.json", "")).isOk());
-  EXPECT_FALSE(loadKernelTunerCache(writePlain("array.json", "[1, 2]")).isOk());
+      loadKernelTunerCache(writePlain("garbage.json", "{\"cache\": [1,")).ok());
+  EXPECT_FALSE(loadKernelTunerCache(writePlain("empty.json", "")).ok());
+  EXPECT_FALSE(loadKernelTunerCache(writePlain("array.json", "[1, 2]")).ok());
   EXPECT_FALSE(
       loadKernelTunerCache(writePlain("noparams.json", R"({"cache": {}})"))
-          .isOk());
+          .ok());
   // A value missing from tune_params.
   std::string bad = kTinyCache;
   bad.replace(bad.find("\"block\": 4, \"unroll\": true, \"dtype\": \"f32\""),
               11, "\"block\": 9,");
-  EXPECT_FALSE(loadKernelTunerCache(writePlain("badvalue.json", bad)).isOk());
+  EXPECT_FALSE(loadKernelTunerCache(writePlain("badvalue.json", bad)).ok());
   // Wrong types.
   EXPECT_FALSE(
       loadKernelTunerCache(
           writePlain("types.json", R"({"tune_params": {"a": 3}, "cache": {}})"))
-          .isOk());
+          .ok());
   // No numeric time at all.
   EXPECT_FALSE(
       loadKernelTunerCache(
           writePlain("notimes.json",
                      R"({"tune_params": {"a": [1]}, "cache": {"1": {"a": 1,
                         "time": "InvalidConfig"}}})"))
-          .isOk());
+          .ok());
   // A truncated gzip stream, and bytes that are neither gzip nor JSON.
   std::string gz = writeGzip("full.json.gz", kTinyCache);
   std::string bytes;
@@ -159,16 +158,16 @@ TEST_F(ReplayFiles, BadFilesAreStatusErrors) {
   }
   StatusOr<ReplaySpace> trunc = loadKernelTunerCache(
       writePlain("trunc.json.gz", bytes.substr(0, bytes.size() / 2)));
-  EXPECT_FALSE(trunc.isOk());
+  EXPECT_FALSE(trunc.ok());
   std::string corrupt = bytes;
   for (size_t i = 20; i < corrupt.size() - 10; i += 7)
     corrupt[i] = char(corrupt[i] ^ 0x5a);
   EXPECT_FALSE(
-      loadKernelTunerCache(writePlain("corrupt.json.gz", corrupt)).isOk());
+      loadKernelTunerCache(writePlain("corrupt.json.gz", corrupt)).ok());
   EXPECT_FALSE(
       loadKernelTunerCache(
           writePlain("binary.json", std::string("\x01\x02\xff\x00zz", 6)))
-          .isOk());
+          .ok());
 }
 
 /// Brute force: the mean of min/best over every subset of size b.

@@ -58,7 +58,7 @@ std::vector<CudaKernelSource> allSources() {
   return sources;
 }
 
-bool haveGpu() { return rt().deviceStatus(DeviceKind::Cuda).isOk(); }
+bool haveGpu() { return rt().deviceStatus(DeviceKind::Cuda).ok(); }
 
 using tessera::bench::baselinetest::randomVector;
 
@@ -120,7 +120,7 @@ TEST(CudaKernels, Grids) {
 // The check this file exists for: NVRTC accepts every source. Without a GPU
 // the source is compiled before the device is found missing.
 TEST(CudaKernels, EverySourceCompilesWithNvrtc) {
-  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.isOk())
+  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.ok())
     GTEST_SKIP() << nvrtc.toString();
   bool gpu = haveGpu();
   for (const CudaKernelSource &src : allSources()) {
@@ -146,7 +146,7 @@ TEST(CudaKernels, EverySourceCompilesWithNvrtc) {
 // A compile error is INVALID_ARGUMENT carrying the NVRTC log, with or
 // without a GPU: the test above would catch a broken baseline.
 TEST(CudaKernels, BrokenSourceIsRejectedWithTheNvrtcLog) {
-  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.isOk())
+  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.ok())
     GTEST_SKIP() << nvrtc.toString();
   CudaKernelSource src = cudakernels::elementwise("triad");
   size_t pos = src.source.find("s * b[j]");
@@ -193,7 +193,7 @@ TEST(CudaKernels, ElementwiseMatchesHost) {
         opts.grid = cudakernels::elementwiseGrid(n);
         Status st = k->launch(
             {f32(a), f32(b), f32(c), Arg(s), Arg(n), Arg(stride)}, opts);
-        ASSERT_TRUE(st.isOk()) << st.toString();
+        ASSERT_TRUE(st.ok()) << st.toString();
         for (size_t j = 0; j < span; ++j) {
           if (j % size_t(stride) != 0) {
             ASSERT_EQ(c[j], sentinel) << "gap element " << j << " written";
@@ -232,7 +232,7 @@ TEST(CudaKernels, GatherMatchesHost) {
                            TensorView::contiguous(idx.data(), DType::I32, {n}),
                            f32(c), Arg(s), Arg(n)},
                           opts);
-    ASSERT_TRUE(st.isOk()) << st.toString();
+    ASSERT_TRUE(st.ok()) << st.toString();
     for (int64_t i = 0; i < n; ++i) {
       float x = a[idx[i]], y = b[idx[i]];
       double want = op == "copy"    ? x
@@ -259,7 +259,7 @@ TEST(CudaKernels, AxpyMatchesHost) {
     opts.grid = cudakernels::elementwiseGrid(n);
     Status st =
         k->launch({f32(x), f32(y), Arg(alpha), Arg(n), Arg(stride)}, opts);
-    ASSERT_TRUE(st.isOk()) << st.toString();
+    ASSERT_TRUE(st.ok()) << st.toString();
     for (size_t j = 0; j < span; ++j) {
       double want = j % size_t(stride) == 0 ? y0[j] + double(alpha) * x[j]
                                             : double(y0[j]);
@@ -290,7 +290,7 @@ TEST(CudaKernels, ReductionsMatchHost) {
         LaunchOptions opts;
         opts.grid = cudakernels::reduceGrid(n, info->computeUnits);
         Status st = k->launch({f32(a), f32(b), f32(out), Arg(n)}, opts);
-        ASSERT_TRUE(st.isOk()) << st.toString();
+        ASSERT_TRUE(st.ok()) << st.toString();
         double want =
             op == "max" ? -std::numeric_limits<double>::infinity() : 0.0;
         double magnitude = 0;
@@ -327,7 +327,7 @@ TEST(CudaKernels, SoftmaxMatchesHost) {
       Status st = k->launch({f32(x), f32(y), Arg(rows), Arg(cols),
                              Arg(rowsPerMatrix), Arg(causal)},
                             opts);
-      ASSERT_TRUE(st.isOk()) << st.toString();
+      ASSERT_TRUE(st.ok()) << st.toString();
       for (int64_t r = 0; r < rows; ++r) {
         int64_t limit = causal ? std::min(cols, r % rowsPerMatrix + 1) : cols;
         double m = -std::numeric_limits<double>::infinity(), sum = 0;
@@ -369,7 +369,7 @@ TEST(CudaKernels, LayerNormMatchesHost) {
     Status st = k->launch(
         {f32(x), f32(w), f32(b), f32(y), Arg(rows), Arg(hidden), Arg(eps)},
         opts);
-    ASSERT_TRUE(st.isOk()) << st.toString();
+    ASSERT_TRUE(st.ok()) << st.toString();
     for (int64_t r = 0; r < rows; ++r) {
       const float *xr = x.data() + r * hidden;
       double mean = 0, var = 0;

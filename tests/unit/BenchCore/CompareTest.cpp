@@ -147,10 +147,10 @@ TEST(Compare, ParseThreshold) {
   EXPECT_DOUBLE_EQ(*parseThreshold("5%"), 0.05);
   EXPECT_DOUBLE_EQ(*parseThreshold("0.1"), 0.1);
   EXPECT_DOUBLE_EQ(*parseThreshold("2.5%"), 0.025);
-  EXPECT_FALSE(parseThreshold("abc").isOk());
-  EXPECT_FALSE(parseThreshold("-5%").isOk());
-  EXPECT_FALSE(parseThreshold("%").isOk());
-  EXPECT_FALSE(parseThreshold("").isOk());
+  EXPECT_FALSE(parseThreshold("abc").ok());
+  EXPECT_FALSE(parseThreshold("-5%").ok());
+  EXPECT_FALSE(parseThreshold("%").ok());
+  EXPECT_FALSE(parseThreshold("").ok());
 }
 
 namespace {

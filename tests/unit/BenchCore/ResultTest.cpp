@@ -86,10 +86,10 @@ std::string replaced(std::string text, const std::string &from,
 
 TEST(Result, JsonRoundTrip) {
   RunResult run = fullRun();
-  ASSERT_TRUE(validate(run).isOk()) << validate(run).toString();
+  ASSERT_TRUE(validate(run).ok()) << validate(run).toString();
   std::string text = toJson(run);
   StatusOr<RunResult> back = fromJson(text, "mem");
-  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  ASSERT_TRUE(back.ok()) << back.status().toString();
   EXPECT_EQ(*back, run);
   EXPECT_EQ(toJson(*back), text);
 }
@@ -97,9 +97,9 @@ TEST(Result, JsonRoundTrip) {
 TEST(Result, FileRoundTrip) {
   RunResult run = fullRun();
   std::string path = tempPath("run.json");
-  ASSERT_TRUE(writeResultFile(path, run).isOk());
+  ASSERT_TRUE(writeResultFile(path, run).ok());
   StatusOr<RunResult> back = readResultFile(path);
-  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  ASSERT_TRUE(back.ok()) << back.status().toString();
   EXPECT_EQ(*back, run);
   // No temporary left behind.
   int files = 0;
@@ -125,7 +125,7 @@ TEST(Result, WrongSchemaVersion) {
   std::string text = replaced(toJson(fullRun()), "\"schemaVersion\": 1",
                               "\"schemaVersion\": 2");
   StatusOr<RunResult> r = fromJson(text, "v2.json");
-  ASSERT_FALSE(r.isOk());
+  ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("schemaVersion 2"), std::string::npos);
   EXPECT_NE(r.status().message().find("v2.json"), std::string::npos);
@@ -135,23 +135,23 @@ TEST(Result, MissingFieldAndWrongType) {
   std::string text = toJson(fullRun());
   StatusOr<RunResult> missing =
       fromJson(replaced(text, "\"precision\": \"f16\",", ""), "m.json");
-  ASSERT_FALSE(missing.isOk());
+  ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cases[0]"), std::string::npos);
   EXPECT_NE(missing.status().message().find("precision"), std::string::npos);
 
   StatusOr<RunResult> noHeader =
       fromJson(replaced(text, "\"gitRevision\"", "\"gitRev\""), "h.json");
-  ASSERT_FALSE(noHeader.isOk());
+  ASSERT_FALSE(noHeader.ok());
   EXPECT_NE(noHeader.status().message().find("gitRevision"), std::string::npos);
 
   StatusOr<RunResult> wrongType = fromJson(
       replaced(text, "\"passed\": true", "\"passed\": \"yes\""), "t.json");
-  ASSERT_FALSE(wrongType.isOk());
+  ASSERT_FALSE(wrongType.ok());
   EXPECT_NE(wrongType.status().message().find("passed"), std::string::npos);
 
   StatusOr<RunResult> badSample = fromJson(
       replaced(text, "\"samplesMs\": [", "\"samplesMs\": [\"x\","), "s.json");
-  ASSERT_FALSE(badSample.isOk());
+  ASSERT_FALSE(badSample.ok());
   EXPECT_NE(badSample.status().message().find("samplesMs[0]"),
             std::string::npos);
 }
@@ -162,41 +162,41 @@ TEST(Result, FailedCaseWithSpeedIsAnError) {
       fromJson(replaced(text, "\"passed\": false,",
                         "\"passed\": false, \"tflops\": 12.5,"),
                "f.json");
-  ASSERT_FALSE(r.isOk());
+  ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("tflops"), std::string::npos);
 
   // And in memory: writeResultFile refuses it.
   RunResult run = fullRun();
   run.cases[1].tflops = 12.5;
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
   std::string path = tempPath("bad.json");
-  EXPECT_FALSE(writeResultFile(path, run).isOk());
+  EXPECT_FALSE(writeResultFile(path, run).ok());
   EXPECT_FALSE(std::filesystem::exists(path));
   run = fullRun();
   run.cases[1].failure.clear();
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
   run = fullRun();
   run.cases[0].samples.pop_back(); // count no longer matches
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
   // A sample is the time of at least one launch.
   run = fullRun();
   run.cases[0].launchesPerSample = 0;
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
   run = fullRun();
   run.cases[0].baseline->launchesPerSample = -2;
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
   EXPECT_FALSE(fromJson(replaced(toJson(fullRun()), "\"launchesPerSample\": 37",
                                  "\"launchesPerSample\": 0"),
                         "l.json")
-                   .isOk());
+                   .ok());
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 TEST(Result, TruncatedAndMissingFiles) {
   std::string text = toJson(fullRun());
   StatusOr<RunResult> r = fromJson(text.substr(0, text.size() / 2), "cut.json");
-  ASSERT_FALSE(r.isOk());
+  ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("cut.json"), std::string::npos);
 
@@ -208,8 +208,8 @@ TEST(Result, TruncatedAndMissingFiles) {
   EXPECT_EQ(readResultFile(path).status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(readResultFile(path + ".nope").status().code(),
             StatusCode::kNotFound);
-  EXPECT_FALSE(fromJson("[]", "arr").isOk());
-  EXPECT_FALSE(fromJson("", "empty").isOk());
+  EXPECT_FALSE(fromJson("[]", "arr").ok());
+  EXPECT_FALSE(fromJson("", "empty").ok());
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
@@ -246,18 +246,18 @@ TEST(Result, CountersAreOptionalAndChecked) {
       << bad.status().toString();
   RunResult nan = fullRun();
   nan.cases[0].counters->coalescingEfficiency = std::nan("");
-  EXPECT_FALSE(validate(nan).isOk());
+  EXPECT_FALSE(validate(nan).ok());
 }
 
 TEST(Result, SkippedCaseRoundTripsAndCarriesNoSpeed) {
   RunResult run = fullRun();
   StatusOr<RunResult> back = fromJson(toJson(run), "mem");
-  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  ASSERT_TRUE(back.ok()) << back.status().toString();
   EXPECT_TRUE(back->cases[2].skipped);
   EXPECT_FALSE(back->cases[0].skipped);
   // A skipped case that claims to have passed is refused.
   run.cases[0].skipped = true;
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
 }
 
 namespace {
@@ -285,17 +285,17 @@ CaseResult scorecardCase() {
 TEST(Result, ScorecardCaseRoundTripsWithoutSamples) {
   RunResult run;
   run.cases.push_back(scorecardCase());
-  ASSERT_TRUE(validate(run).isOk()) << validate(run).toString();
+  ASSERT_TRUE(validate(run).ok()) << validate(run).toString();
   StatusOr<RunResult> back = fromJson(toJson(run), "mem");
-  ASSERT_TRUE(back.isOk()) << back.status().toString();
+  ASSERT_TRUE(back.ok()) << back.status().toString();
   EXPECT_EQ(*back, run);
   // A scorecard case reports no speed.
   run.cases[0].samples = {1.0};
   run.cases[0].stats.count = 1;
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
   // Without the code shape, a passed case still needs samples.
   run = RunResult{};
   run.cases.push_back(scorecardCase());
   run.cases[0].code.reset();
-  EXPECT_FALSE(validate(run).isOk());
+  EXPECT_FALSE(validate(run).ok());
 }

@@ -19,7 +19,7 @@ TEST(Sampler, ConstantTimerConvergesAtMinSamples) {
     ++calls;
     return 1.25;
   });
-  ASSERT_TRUE(run.isOk()) << run.status().toString();
+  ASSERT_TRUE(run.ok()) << run.status().toString();
   EXPECT_EQ(run->stopReason, "converged");
   EXPECT_EQ(run->samples.size(), 7u);
   EXPECT_EQ(calls, 3 + 7); // the warm-up calls are not samples
@@ -34,7 +34,7 @@ TEST(Sampler, NoisyTimerRunsToMaxSamples) {
   int i = 0;
   StatusOr<SampleRun> run =
       sample(o, [&]() -> StatusOr<double> { return (i++ % 2) ? 1.0 : 2.0; });
-  ASSERT_TRUE(run.isOk());
+  ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->stopReason, "max-samples");
   EXPECT_EQ(run->samples.size(), 50u);
 }
@@ -49,7 +49,7 @@ TEST(Sampler, SlowTimerStopsAtTimeCap) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return 10.0;
   });
-  ASSERT_TRUE(run.isOk());
+  ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->stopReason, "time-cap");
   EXPECT_GE(run->samples.size(), 1u);
   EXPECT_LE(run->samples.size(), 6u);
@@ -64,7 +64,7 @@ TEST(Sampler, ErroringTimerReturnsItsStatus) {
       return unavailable("launch failed");
     return 1.0 + calls;
   });
-  ASSERT_FALSE(run.isOk());
+  ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(run.status().message().find("launch failed"), std::string::npos);
   EXPECT_NE(run.status().message().find("sample 3"), std::string::npos);
@@ -72,7 +72,7 @@ TEST(Sampler, ErroringTimerReturnsItsStatus) {
   // An error during warm-up as well.
   StatusOr<SampleRun> warm =
       sample(o, [&]() -> StatusOr<double> { return internalError("boom"); });
-  ASSERT_FALSE(warm.isOk());
+  ASSERT_FALSE(warm.ok());
   EXPECT_EQ(warm.status().code(), StatusCode::kInternal);
 }
 
@@ -90,7 +90,7 @@ TEST(Sampler, FlushBeforeEveryCall) {
         return (i++ % 2) ? 1.0 : 3.0;
       },
       [&] { log.push_back('f'); });
-  ASSERT_TRUE(run.isOk());
+  ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->samples.size(), 9u);
   ASSERT_EQ(log.size(), 2u * (2 + 9));
   for (size_t k = 0; k < log.size(); k += 2) {

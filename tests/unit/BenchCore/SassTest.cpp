@@ -66,7 +66,7 @@ constexpr const char *kCuobjdump = R"(
 TEST(Sass, ParsesBothDisassemblers) {
   for (const char *text : {kNvdisasm, kCuobjdump}) {
     auto fns = parseSass(text);
-    ASSERT_TRUE(fns.isOk()) << fns.status().message();
+    ASSERT_TRUE(fns.ok()) << fns.status().message();
     ASSERT_EQ(fns->size(), 1u);
     const SassFunction &fn = (*fns)[0];
     EXPECT_EQ(fn.name, "k");
@@ -81,7 +81,7 @@ TEST(Sass, ParsesBothDisassemblers) {
 
 TEST(Sass, RejectsTextWithoutInstructions) {
   auto fns = parseSass("no code here\n");
-  ASSERT_FALSE(fns.isOk());
+  ASSERT_FALSE(fns.ok());
   EXPECT_EQ(fns.status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -108,7 +108,7 @@ TEST(Sass, ClassifiesByOpcodeAndWidth) {
 
 TEST(Sass, FindsNestedLoopsAndIgnoresTheExitTrap) {
   auto fns = parseSass(kNvdisasm);
-  ASSERT_TRUE(fns.isOk());
+  ASSERT_TRUE(fns.ok());
   std::vector<SassLoop> loops = findLoops((*fns)[0]);
   ASSERT_EQ(loops.size(), 2u);
   EXPECT_EQ(loops[0].begin, 3u); // the copy loop
@@ -122,7 +122,7 @@ TEST(Sass, FindsNestedLoopsAndIgnoresTheExitTrap) {
 TEST(Sass, CountsTheKernelAndItsMainLoop) {
   for (const char *text : {kNvdisasm, kCuobjdump}) {
     auto fns = parseSass(text);
-    ASSERT_TRUE(fns.isOk());
+    ASSERT_TRUE(fns.ok());
     std::map<std::string, double> m = analyzeSass((*fns)[0]);
     EXPECT_EQ(m["instructions"], 16); // the NOP is not counted
     EXPECT_EQ(m["global.load.128"], 1);
@@ -154,7 +154,7 @@ TEST(Sass, TensorCopiesLeaveInstructionsPerByteUndefined) {
         /*0030*/                   EXIT ;
 )";
   auto fns = parseSass(text);
-  ASSERT_TRUE(fns.isOk());
+  ASSERT_TRUE(fns.ok());
   std::map<std::string, double> m = analyzeSass((*fns)[0]);
   EXPECT_EQ(m["tma"], 1);
   EXPECT_EQ(m["globalBytes"], 16);
@@ -174,7 +174,7 @@ TEST(Sass, MemoryBoundMainLoopIsTheInnermostWithGlobalAccesses) {
         /*0060*/                   EXIT ;
 )";
   auto fns = parseSass(text);
-  ASSERT_TRUE(fns.isOk());
+  ASSERT_TRUE(fns.ok());
   std::map<std::string, double> m = analyzeSass((*fns)[0]);
   EXPECT_EQ(m["loops"], 2);
   EXPECT_EQ(m["loop.instructions"], 3);

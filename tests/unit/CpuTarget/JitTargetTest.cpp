@@ -20,7 +20,7 @@ namespace {
 
 TEST(JitTarget, FollowsTheEnvironment) {
   StatusOr<cpu::JitTarget> t = cpu::jitTarget();
-  ASSERT_TRUE(t.isOk()) << t.status().message();
+  ASSERT_TRUE(t.ok()) << t.status().message();
   const char *env = std::getenv("TESSERA_JIT_CPU");
   std::string want = env ? env : "";
   if (want.empty() || want == "host") {

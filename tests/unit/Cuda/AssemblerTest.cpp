@@ -118,7 +118,7 @@ class AssemblerTest : public ::testing::TestWithParam<
 protected:
   void SetUp() override {
     Status available = assemblerAvailable(backend());
-    if (!available.isOk())
+    if (!available.ok())
       GTEST_SKIP() << available.message();
   }
   AssemblerBackend backend() const { return std::get<0>(GetParam()); }
@@ -132,7 +132,7 @@ protected:
 
 TEST_P(AssemblerTest, SaxpyAssemblesWithoutSpills) {
   auto result = assemblePtx(kSaxpyPtx, arch(), options());
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_TRUE(isElf(result->cubin));
   EXPECT_EQ(result->backend, backend());
   EXPECT_GT(result->usage.registers, 0) << result->usage.rawLog;
@@ -146,7 +146,7 @@ TEST_P(AssemblerTest, SaxpyAssemblesWithoutSpills) {
 
 TEST_P(AssemblerTest, LocalArrayReportsStackSharedAndBarrier) {
   auto result = assemblePtx(kLocalArrayPtx, arch(), options());
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_TRUE(isElf(result->cubin));
   EXPECT_GE(result->usage.localBytes, 1024) << result->usage.rawLog;
   EXPECT_EQ(result->usage.sharedBytes, 4096) << result->usage.rawLog;
@@ -157,7 +157,7 @@ TEST_P(AssemblerTest, RegisterCapForcesSpills) {
   AssembleOptions opts = options();
   opts.maxRegisters = 24;
   auto result = assemblePtx(registerPressurePtx(), arch(), opts);
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_LE(result->usage.registers, 24);
   EXPECT_GT(result->usage.spillStores, 0) << result->usage.rawLog;
   EXPECT_GT(result->usage.spillLoads, 0);
@@ -166,7 +166,7 @@ TEST_P(AssemblerTest, RegisterCapForcesSpills) {
 
 TEST_P(AssemblerTest, InvalidPtxReturnsTheErrorLog) {
   auto result = assemblePtx(kInvalidPtx, arch(), options());
-  ASSERT_FALSE(result.isOk());
+  ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("error"), std::string::npos)
       << result.status().message();
@@ -187,31 +187,31 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Assembler, RejectsVirtualOrMalformedArch) {
   for (const char *arch : {"compute_90", "sm_", "sm_9x", "90a", "sm_90ab"}) {
     auto result = assemblePtx(kSaxpyPtx, arch);
-    ASSERT_FALSE(result.isOk()) << arch;
+    ASSERT_FALSE(result.ok()) << arch;
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << arch;
   }
-  EXPECT_TRUE(checkRealArch("sm_100f").isOk());
+  EXPECT_TRUE(checkRealArch("sm_100f").ok());
 }
 
 TEST(Assembler, AutoUsesAnAvailableBackend) {
   Status available = assemblerAvailable(AssemblerBackend::kAuto);
-  if (!available.isOk())
+  if (!available.ok())
     GTEST_SKIP() << available.message();
   auto result = assemblePtx(kSaxpyPtx, "sm_90a");
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_NE(result->backend, AssemblerBackend::kAuto);
 }
 
 TEST(Assembler, AutoPrefersWholeProgramPtxas) {
-  if (!findPtxas().isOk())
+  if (!findPtxas().ok())
     GTEST_SKIP() << findPtxas().status().message();
   auto result = assemblePtx(kSaxpyPtx, "sm_90a");
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_EQ(result->backend, AssemblerBackend::kPtxas);
   EXPECT_TRUE(result->wholeProgram);
   auto linked = assemblePtx(kSaxpyPtx, "sm_90a",
                             {.backend = AssemblerBackend::kNvJitLink});
-  if (linked.isOk()) {
+  if (linked.ok()) {
     EXPECT_FALSE(linked->wholeProgram);
   }
 }
@@ -226,7 +226,7 @@ TEST(Assembler, MissingPtxasOverrideIsUnavailable) {
     ::setenv("TESSERA_PTXAS", saved.c_str(), 1);
   else
     ::unsetenv("TESSERA_PTXAS");
-  ASSERT_FALSE(result.isOk());
+  ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(result.status().message().find("/nonexistent/ptxas"),
             std::string::npos);

@@ -20,7 +20,7 @@ namespace {
 
 TEST(CudaDriver, OpenWithoutDriverIsUnavailableWithReason) {
   auto device = CudaDevice::open(0);
-  if (device.isOk())
+  if (device.ok())
     GTEST_SKIP() << "a CUDA device is present: "
                  << (*device)->properties().name;
   EXPECT_EQ(device.status().code(), StatusCode::kUnavailable);
@@ -28,20 +28,20 @@ TEST(CudaDriver, OpenWithoutDriverIsUnavailableWithReason) {
       << device.status().message();
   // The outcome is cached and stable.
   auto again = CudaDevice::open(0);
-  ASSERT_FALSE(again.isOk());
+  ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().message(), device.status().message());
-  EXPECT_FALSE(CudaDevice::deviceCount().isOk());
+  EXPECT_FALSE(CudaDevice::deviceCount().ok());
 }
 
 TEST(CudaDriver, NegativeOrdinalIsRejected) {
   auto device = CudaDevice::open(-1);
-  ASSERT_FALSE(device.isOk());
+  ASSERT_FALSE(device.ok());
   EXPECT_EQ(device.status().code(), StatusCode::kUnavailable);
 }
 
 TEST(CudaDriver, PropertiesAreSane) {
   auto device = CudaDevice::open(0);
-  if (!device.isOk())
+  if (!device.ok())
     GTEST_SKIP() << device.status().message();
   const CudaDeviceProperties &p = (*device)->properties();
   EXPECT_FALSE(p.name.empty());
@@ -55,10 +55,10 @@ TEST(CudaDriver, PropertiesAreSane) {
 
 TEST(CudaDriver, NvrtcSaxpyMatchesReference) {
   auto device = CudaDevice::open(0);
-  if (!device.isOk())
+  if (!device.ok())
     GTEST_SKIP() << device.status().message();
   Status nvrtc = nvrtcAvailable();
-  if (!nvrtc.isOk())
+  if (!nvrtc.ok())
     GTEST_SKIP() << nvrtc.message();
   CudaDevice &dev = **device;
 
@@ -73,12 +73,12 @@ __global__ void saxpy(T a, const T *x, T *y, int n) {
     y[i] = a * x[i] + y[i];
 })",
                               "saxpy.cu", options);
-  ASSERT_TRUE(compiled.isOk()) << compiled.status().toString();
+  ASSERT_TRUE(compiled.ok()) << compiled.status().toString();
 
   auto module = dev.loadModule(compiled->cubin);
-  ASSERT_TRUE(module.isOk()) << module.status().toString();
+  ASSERT_TRUE(module.ok()) << module.status().toString();
   auto kernel = module->kernel(compiled->loweredNames["saxpy<float>"]);
-  ASSERT_TRUE(kernel.isOk()) << kernel.status().toString();
+  ASSERT_TRUE(kernel.ok()) << kernel.status().toString();
 
   const int n = 10007;
   std::vector<float> x(n), y(n), expected(n);
@@ -90,35 +90,35 @@ __global__ void saxpy(T a, const T *x, T *y, int n) {
   size_t bytes = n * sizeof(float);
   auto dx = dev.allocate(bytes);
   auto dy = dev.allocate(bytes);
-  ASSERT_TRUE(dx.isOk() && dy.isOk());
-  ASSERT_TRUE(dev.copyToDevice(dx->address(), x.data(), bytes).isOk());
-  ASSERT_TRUE(dev.copyToDevice(dy->address(), y.data(), bytes).isOk());
+  ASSERT_TRUE(dx.ok() && dy.ok());
+  ASSERT_TRUE(dev.copyToDevice(dx->address(), x.data(), bytes).ok());
+  ASSERT_TRUE(dev.copyToDevice(dy->address(), y.data(), bytes).ok());
 
   auto stream = dev.createStream();
   auto start = dev.createEvent();
   auto stop = dev.createEvent();
-  ASSERT_TRUE(stream.isOk() && start.isOk() && stop.isOk());
+  ASSERT_TRUE(stream.ok() && start.ok() && stop.ok());
   float a = 2.0f;
   CuDevicePtr px = dx->address(), py = dy->address();
   int count = n;
   void *params[] = {&a, &px, &py, &count};
-  ASSERT_TRUE(start->record(stream->get()).isOk());
+  ASSERT_TRUE(start->record(stream->get()).ok());
   Status launched = dev.launch(*kernel, {(n + 255) / 256, 1, 1}, {256, 1, 1}, 0,
                                stream->get(), params);
-  ASSERT_TRUE(launched.isOk()) << launched.toString();
-  ASSERT_TRUE(stop->record(stream->get()).isOk());
-  ASSERT_TRUE(stream->synchronize().isOk());
+  ASSERT_TRUE(launched.ok()) << launched.toString();
+  ASSERT_TRUE(stop->record(stream->get()).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
   auto ms = CudaEvent::elapsedMs(*start, *stop);
-  ASSERT_TRUE(ms.isOk()) << ms.status().toString();
+  ASSERT_TRUE(ms.ok()) << ms.status().toString();
   EXPECT_GE(*ms, 0.0f);
 
   std::vector<float> result(n);
-  ASSERT_TRUE(dev.copyToHost(result.data(), dy->address(), bytes).isOk());
+  ASSERT_TRUE(dev.copyToHost(result.data(), dy->address(), bytes).ok());
   for (int i = 0; i < n; ++i)
     ASSERT_FLOAT_EQ(result[i], expected[i]) << "at " << i;
 
   auto missing = module->kernel("noSuchKernel");
-  ASSERT_FALSE(missing.isOk());
+  ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 

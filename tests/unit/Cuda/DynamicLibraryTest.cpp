@@ -17,7 +17,7 @@ TEST(DynamicLibrary, MissingLibraryIsUnavailableAndNamesIt) {
   search.sonames = {"libtessera-imaginary.so.7"};
   search.directories = {"/nonexistent/lib64"};
   auto lib = DynamicLibrary::open(search);
-  ASSERT_FALSE(lib.isOk());
+  ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
   const std::string &message = lib.status().message();
   EXPECT_NE(message.find("Imaginary"), std::string::npos) << message;
@@ -35,7 +35,7 @@ TEST(DynamicLibrary, EnvironmentOverrideIsExclusive) {
   search.sonames = {"libm.so.6"};
   auto lib = DynamicLibrary::open(search);
   ::unsetenv("TESSERA_TEST_LIBRARY_PATH");
-  ASSERT_FALSE(lib.isOk());
+  ASSERT_FALSE(lib.ok());
   EXPECT_NE(lib.status().message().find("TESSERA_TEST_LIBRARY_PATH"),
             std::string::npos)
       << lib.status().message();
@@ -46,9 +46,9 @@ TEST(DynamicLibrary, BindsSymbolsAndNamesMissingOnes) {
   search.displayName = "libm";
   search.sonames = {"libm.so.6"};
   auto lib = DynamicLibrary::open(search);
-  ASSERT_TRUE(lib.isOk()) << lib.status().toString();
+  ASSERT_TRUE(lib.ok()) << lib.status().toString();
   double (*cosFn)(double) = nullptr;
-  ASSERT_TRUE(lib->bind("cos", cosFn).isOk());
+  ASSERT_TRUE(lib->bind("cos", cosFn).ok());
   EXPECT_DOUBLE_EQ(cosFn(0.0), 1.0);
   void (*missing)() = nullptr;
   Status status = lib->bind("tesseraNoSuchSymbol", missing);

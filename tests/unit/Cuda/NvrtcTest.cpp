@@ -32,14 +32,14 @@ class NvrtcTest : public ::testing::Test {
 protected:
   void SetUp() override {
     Status available = nvrtcAvailable();
-    if (!available.isOk())
+    if (!available.ok())
       GTEST_SKIP() << available.message();
   }
 };
 
 TEST_F(NvrtcTest, TemplateKernelToPtxAndCubin) {
   auto result = compileCuda(kSaxpySource, "saxpy.cu", saxpyOptions("sm_90a"));
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_NE(result->ptx.find(".entry"), std::string::npos);
   ASSERT_GT(result->cubin.size(), 4u);
   EXPECT_EQ(result->cubin.compare(0, 4,
@@ -60,7 +60,7 @@ TEST_F(NvrtcTest, TemplateKernelToPtxAndCubin) {
 TEST_F(NvrtcTest, VirtualArchGivesPtxOnly) {
   auto result =
       compileCuda(kSaxpySource, "saxpy.cu", saxpyOptions("compute_80"));
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_FALSE(result->ptx.empty());
   EXPECT_TRUE(result->cubin.empty());
   EXPECT_FALSE(result->usage.has_value());
@@ -70,7 +70,7 @@ TEST_F(NvrtcTest, VirtualArchGivesPtxOnly) {
 TEST_F(NvrtcTest, SyntaxErrorReturnsTheProgramLog) {
   auto result =
       compileCuda("__global__ void broken(int *p) { p[0] = ; }\n", "broken.cu");
-  ASSERT_FALSE(result.isOk());
+  ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("error"), std::string::npos)
       << result.status().message();
@@ -80,7 +80,7 @@ TEST_F(NvrtcTest, SyntaxErrorReturnsTheProgramLog) {
 
 TEST_F(NvrtcTest, MissingHeaderIsAnError) {
   auto result = compileCuda(kSaxpySource, "saxpy.cu", NvrtcOptions{});
-  ASSERT_FALSE(result.isOk());
+  ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("scale.h"), std::string::npos)
       << result.status().message();
 }
@@ -92,7 +92,7 @@ TEST_F(NvrtcTest, OptionsReachTheCompiler) {
       compileCuda("static_assert(VALUE == 3);\n"
                   "extern \"C\" __global__ void k(int *p) { p[0] = VALUE; }\n",
                   "opts.cu", options);
-  ASSERT_TRUE(result.isOk()) << result.status().toString();
+  ASSERT_TRUE(result.ok()) << result.status().toString();
   EXPECT_NE(result->ptx.find(".entry k"), std::string::npos);
 }
 
@@ -100,13 +100,13 @@ TEST_F(NvrtcTest, BadOptionAndArchAreInvalidArguments) {
   NvrtcOptions options;
   options.options = {"--no-such-option"};
   auto result = compileCuda("__global__ void k() {}\n", "k.cu", options);
-  ASSERT_FALSE(result.isOk());
+  ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
 
   NvrtcOptions badArch;
   badArch.arch = "gfx90a";
   result = compileCuda("__global__ void k() {}\n", "k.cu", badArch);
-  ASSERT_FALSE(result.isOk());
+  ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <map>
+#include <string>
 #include <vector>
 
 using namespace tessera;
@@ -58,7 +61,7 @@ TEST(RuntimeApi, LaunchComputes) {
   Status s = k->launch({TensorView::contiguous(x.data(), DType::F32, {100}),
                         TensorView::contiguous(y.data(), DType::F32, {100}),
                         Arg(2.0)});
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int i = 0; i < 100; ++i)
     EXPECT_EQ(y[i], 2.0f * i);
 }
@@ -148,15 +151,15 @@ TEST(RuntimeApi, LaunchTimedBatchLaunchesNTimes) {
     auto by = rt().allocate(d, n * sizeof(float));
     ASSERT_TRUE(bx.ok() && by.ok());
     std::vector<float> ones(n, 1.0f), y(n, 0.0f);
-    ASSERT_TRUE(bx->copyFrom(x.data(), n * sizeof(float)).isOk());
-    ASSERT_TRUE(by->copyFrom(ones.data(), n * sizeof(float)).isOk());
+    ASSERT_TRUE(bx->copyFrom(x.data(), n * sizeof(float)).ok());
+    ASSERT_TRUE(by->copyFrom(ones.data(), n * sizeof(float)).ok());
     auto vx = bx->view(DType::F32, {n});
     auto vy = by->view(DType::F32, {n});
     ASSERT_TRUE(vx.ok() && vy.ok());
     auto ms = (*k)->launchTimedBatch({*vx, *vy, Arg(0.25)}, {}, 8);
     ASSERT_TRUE(ms.ok()) << ms.status().toString();
     EXPECT_GT(*ms, 0.0);
-    ASSERT_TRUE(by->copyTo(y.data(), n * sizeof(float)).isOk());
+    ASSERT_TRUE(by->copyTo(y.data(), n * sizeof(float)).ok());
     for (int i = 0; i < n; ++i)
       ASSERT_EQ(y[i], 1.0f + 8 * 0.25f * x[i]) << "element " << i;
     // No launch at all is an error, and so are bad arguments; nothing runs.
@@ -167,7 +170,7 @@ TEST(RuntimeApi, LaunchTimedBatchLaunchesNTimes) {
         {TensorView::contiguous(x.data(), DType::F16, {n}), *vy, Arg(1.0)}, {},
         3);
     EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-    ASSERT_TRUE(by->copyTo(y.data(), n * sizeof(float)).isOk());
+    ASSERT_TRUE(by->copyTo(y.data(), n * sizeof(float)).ok());
     EXPECT_EQ(y[1], 1.0f + 8 * 0.25f * x[1]);
   }
 }
@@ -184,13 +187,13 @@ TEST(RuntimeApi, TimeBatchCallsNTimes) {
   for (DeviceKind d : {DeviceKind::Cpu, DeviceKind::Sim, DeviceKind::Cuda}) {
     SCOPED_TRACE(deviceKindName(d));
     int calls = 0;
-    if (!rt().deviceStatus(d).isOk()) {
+    if (!rt().deviceStatus(d).ok()) {
       ASSERT_EQ(d, DeviceKind::Cuda);
       auto t = rt().timeBatch(
           d,
           [&] {
             ++calls;
-            return Status::ok();
+            return okStatus();
           },
           4);
       EXPECT_EQ(t.status().code(), StatusCode::kUnavailable)
@@ -226,13 +229,13 @@ TEST(RuntimeApi, TimeBatchCallsNTimes) {
         d,
         [&] {
           return ++calls == 3 ? Status(StatusCode::kInternal, "third call")
-                              : Status::ok();
+                              : okStatus();
         },
         10);
     EXPECT_EQ(failing.status().code(), StatusCode::kInternal);
     EXPECT_EQ(calls, 3);
     EXPECT_EQ(rt().timeBatch(
-                      d, [] { return Status::ok(); }, 0)
+                      d, [] { return okStatus(); }, 0)
                   .status()
                   .code(),
               StatusCode::kInvalidArgument);
@@ -370,11 +373,11 @@ TEST(RuntimeApi, UnknownKernelAndConstant) {
 }
 
 TEST(RuntimeApi, DevicesReportCleanly) {
-  EXPECT_TRUE(rt().deviceStatus(DeviceKind::Cpu).isOk());
+  EXPECT_TRUE(rt().deviceStatus(DeviceKind::Cpu).ok());
   // Where there is no GPU or driver, `cuda` is UNAVAILABLE with the reason,
   // and compiling for it says the same; nothing else is affected.
   Status cuda = rt().deviceStatus(DeviceKind::Cuda);
-  if (!cuda.isOk()) {
+  if (!cuda.ok()) {
     EXPECT_EQ(cuda.code(), StatusCode::kUnavailable) << cuda.toString();
     EXPECT_THAT(cuda.message(), HasSubstr("'cuda' device is unavailable"));
     auto prog = rt().loadSource("c.tile", kSource);
@@ -383,7 +386,7 @@ TEST(RuntimeApi, DevicesReportCleanly) {
     EXPECT_EQ(k.status().code(), StatusCode::kUnavailable);
     EXPECT_TRUE(rt().compile(**prog, "scale", {}, DeviceKind::Cpu).ok());
   }
-  EXPECT_TRUE(rt().deviceStatus(DeviceKind::Sim).isOk());
+  EXPECT_TRUE(rt().deviceStatus(DeviceKind::Sim).ok());
 }
 
 TEST(RuntimeApi, SimRunsTheGpuLowering) {
@@ -401,7 +404,7 @@ TEST(RuntimeApi, SimRunsTheGpuLowering) {
   Status s = (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {150}),
                            TensorView::contiguous(y.data(), DType::F32, {150}),
                            Arg(3.0)});
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int i = 0; i < 150; ++i)
     EXPECT_EQ(y[i], 3.0f * float(i)) << i;
   // Launch checks are the same as on cpu.
@@ -428,11 +431,11 @@ TEST(RuntimeApi, GridsBeyondTheIndex32BoundRunThe64BitCode) {
                         {.grid = grid});
   };
   Status s = launch(std::nullopt);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   EXPECT_EQ(y[63], 126.0f);
   EXPECT_EQ(y[64], -1.0f);
   s = launch(std::array<int64_t, 3>{4, 1, 1});
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int i = 0; i < 256; ++i)
     EXPECT_EQ(y[i], 2.0f * float(i)) << i;
 }
@@ -469,12 +472,12 @@ def rows(x: Tensor["R", "C", f32], y: Tensor["R", "C", f32],
                     std::optional(std::array<int64_t, 3>{kRows + 3, 1, 1}),
                     std::optional(std::array<int64_t, 3>{kRows, 2, 1})}) {
     Status s = launch(grid);
-    ASSERT_TRUE(s.isOk()) << s.toString();
+    ASSERT_TRUE(s.ok()) << s.toString();
     for (int i = 0; i < kRows * kCols; ++i)
       EXPECT_EQ(y[i], 2.0f * float(i)) << i;
   }
   Status s = launch(std::array<int64_t, 3>{kRows - 2, 1, 1});
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   EXPECT_EQ(y[(kRows - 3) * kCols], 2.0f * float((kRows - 3) * kCols));
   EXPECT_EQ(y[(kRows - 2) * kCols], -1.0f);
 }
@@ -501,7 +504,7 @@ def fill(x: Tensor["N", f32], SMALL: bool = False):
       std::vector<float> x(size_t(n), 0.0f);
       Status s =
           (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {n})});
-      ASSERT_TRUE(s.isOk()) << s.toString();
+      ASSERT_TRUE(s.ok()) << s.toString();
       for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i)
         EXPECT_EQ(x[size_t(i)], n <= 8 ? 1.0f : 2.0f)
             << deviceKindName(device) << " N=" << n << " i=" << i;
@@ -559,7 +562,7 @@ CudaKernelSource saxpySource() {
 } // namespace
 
 TEST(RuntimeApi, CudaSourceCompileErrorsCarryTheNvrtcLog) {
-  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.isOk())
+  if (Status nvrtc = cuda::nvrtcAvailable(); !nvrtc.ok())
     GTEST_SKIP() << nvrtc.toString();
   CudaKernelSource src = saxpySource();
   src.source = "__global__ void saxpy(float *x) { x[0] = undeclared_name; }\n";
@@ -571,6 +574,48 @@ TEST(RuntimeApi, CudaSourceCompileErrorsCarryTheNvrtcLog) {
       << k.status().toString();
   EXPECT_THAT(k.status().message(), HasSubstr("saxpy.cu"));
   EXPECT_THAT(k.status().message(), HasSubstr("undeclared_name"));
+}
+
+// The usage example of Runtime.h's header comment, line for line (the
+// library path made absolute): it must compile and compute.
+Status headerExample(const std::string &vectorOps, std::vector<float> &y) {
+  tessera::Runtime rt;
+  auto prog = rt.loadFile(vectorOps);
+  if (!prog.ok())
+    return prog.status();
+  auto axpy = rt.compile(**prog, "axpy", {.constants = {{"BLOCK_SIZE", 1024}}});
+  if (!axpy.ok())
+    return axpy.status();
+  std::vector<float> x(1000, 1.0f);
+  y.assign(1000, 2.0f);
+  int64_t n = int64_t(x.size());
+  return (*axpy)->launch(
+      {tessera::TensorView::contiguous(x.data(), tessera::DType::F32, {n}),
+       tessera::TensorView::contiguous(y.data(), tessera::DType::F32, {n}),
+       2.0}); // y = 2 x + y
+}
+
+TEST(RuntimeApi, HeaderExample) {
+  const char *root = std::getenv("TESSERA_SOURCE_DIR");
+  ASSERT_NE(root, nullptr) << "ctest sets TESSERA_SOURCE_DIR";
+  std::vector<float> y;
+  Status s =
+      headerExample(std::string(root) + "/kernels_dsl/vector_ops.tile", y);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  EXPECT_THAT(y, ::testing::Each(4.0f));
+}
+
+// Constants and launch scalars from plain C++ values.
+TEST(RuntimeApi, ConstantsFromPlainValues) {
+  std::map<std::string, ConstValue> c = {{"I", 1024},       {"L", int64_t(7)},
+                                         {"F", 1.5},        {"B", true},
+                                         {"D", DType::F16}, {"S", "axpy"}};
+  EXPECT_EQ(c["I"], ConstValue::integer(1024));
+  EXPECT_EQ(c["L"], ConstValue::integer(7));
+  EXPECT_EQ(c["F"], ConstValue::floating(1.5));
+  EXPECT_EQ(c["B"], ConstValue::boolean(true));
+  EXPECT_EQ(c["D"], ConstValue::dtype(DType::F16));
+  EXPECT_EQ(c["S"], ConstValue::string("axpy"));
 }
 
 TEST(RuntimeApi, CudaSourceSignatureAndDeviceAreChecked) {
@@ -605,7 +650,7 @@ TEST(RuntimeApi, CudaSourceKernelLaunches) {
   Status s = (*k)->launch({TensorView::contiguous(x.data(), DType::F32, {1000}),
                            TensorView::contiguous(y.data(), DType::F32, {1000}),
                            Arg(2.0), Arg(int64_t(1000))});
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int i = 0; i < 1000; ++i)
     EXPECT_EQ(y[i], 2.0f * float(i) + 1.0f) << i;
   // The launch checks are the tile kernels' ones.
@@ -634,15 +679,15 @@ TEST(RuntimeApi, DeviceBuffersRoundTripThroughALaunch) {
     EXPECT_EQ(bx->device(), dev);
     EXPECT_EQ(bx->bytes(), 400u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(bx->data()) % 64, 0u);
-    ASSERT_TRUE(bx->copyFrom(x.data(), 400).isOk());
+    ASSERT_TRUE(bx->copyFrom(x.data(), 400).ok());
     auto vx = bx->view(DType::F32, {100});
     auto vy = by->view(DType::F32, {100});
     ASSERT_TRUE(vx.ok() && vy.ok());
     EXPECT_EQ(vx->device, dev);
     Status s = (*k)->launch({*vx, *vy, Arg(3.0)});
-    ASSERT_TRUE(s.isOk()) << deviceKindName(dev) << ": " << s.toString();
+    ASSERT_TRUE(s.ok()) << deviceKindName(dev) << ": " << s.toString();
     std::vector<float> y(100, -1);
-    ASSERT_TRUE(by->copyTo(y.data(), 400).isOk());
+    ASSERT_TRUE(by->copyTo(y.data(), 400).ok());
     for (int i = 0; i < 100; ++i)
       EXPECT_EQ(y[i], 3.0f * i) << deviceKindName(dev) << " " << i;
   }
@@ -686,7 +731,7 @@ TEST(RuntimeApi, DeviceBufferMisuseIsReported) {
 // Without a GPU, allocating on cuda reports the device as unavailable.
 TEST(RuntimeApi, CudaAllocationWithoutADeviceIsUnavailable) {
   Status dev = rt().deviceStatus(DeviceKind::Cuda);
-  if (dev.isOk())
+  if (dev.ok())
     GTEST_SKIP() << "a cuda device is present";
   auto b = rt().allocate(DeviceKind::Cuda, 1024);
   EXPECT_EQ(b.status().code(), dev.code());

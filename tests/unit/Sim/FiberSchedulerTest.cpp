@@ -74,7 +74,7 @@ TEST(FiberScheduler, BarrierOrdersTheBlock) {
     l.grid[0] = 3;
     l.kernel = "exchange";
     Status s = runBlock(l);
-    ASSERT_TRUE(s.isOk()) << s.toString();
+    ASSERT_TRUE(s.ok()) << s.toString();
     for (int64_t t = 0; t < 64; ++t)
       EXPECT_EQ(out[t], 1000 * block + (t + 1) % 64) << "thread " << t;
   }
@@ -91,7 +91,7 @@ TEST(FiberScheduler, BarrierReachedByPartOfTheBlockFails) {
   l.grid[0] = 6;
   l.kernel = "broken";
   Status s = runBlock(l);
-  ASSERT_FALSE(s.isOk());
+  ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("barrier divergence in kernel 'broken'"),
             std::string::npos)
@@ -109,7 +109,7 @@ TEST(FiberScheduler, BarrierReachedByPartOfTheBlockFails) {
   l.slots = &slots2;
   l.blockSize = 64;
   l.block[0] = 0;
-  EXPECT_TRUE(runBlock(l).isOk());
+  EXPECT_TRUE(runBlock(l).ok());
   EXPECT_EQ(o2[63], 0);
 }
 
@@ -166,7 +166,7 @@ TEST(FiberScheduler, NamedBarrierArrivalsHandOverTurns) {
   std::vector<int64_t> data(1, 0), out(6 * 64, -1);
   std::vector<int64_t> slots = slotsFor(data.data(), out.data());
   Status s = runBlock(namedBarrierLaunch(takeTurns, slots));
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   ASSERT_EQ(data[0], 6 * 64);
   for (int64_t i = 0; i < 6 * 64; ++i)
     EXPECT_EQ(out[i], (i / 64) % 2) << "log entry " << i;
@@ -176,7 +176,7 @@ TEST(FiberScheduler, NamedBarrierArrivalsAloneCompleteAPhase) {
   std::vector<int64_t> data(1, 0), out(128, 0);
   std::vector<int64_t> slots = slotsFor(data.data(), out.data());
   Status s = runBlock(namedBarrierLaunch(arriveThenWait, slots));
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   EXPECT_EQ(out[127], 1);
 }
 
@@ -184,7 +184,7 @@ TEST(FiberScheduler, TurnNeverHandedOverIsADeadlock) {
   std::vector<int64_t> data(1, 0), out(1, 0);
   std::vector<int64_t> slots = slotsFor(data.data(), out.data());
   Status s = runBlock(namedBarrierLaunch(turnNeverHandedOver, slots));
-  ASSERT_FALSE(s.isOk());
+  ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("deadlock in kernel 'turns'"), std::string::npos)
       << s.message();

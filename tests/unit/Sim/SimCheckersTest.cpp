@@ -76,7 +76,7 @@ TEST(SimCheckers, CorrectKernelPasses) {
       memref.store %x, %s[%tid] : memref<64xf32>
 )" + std::string(kReadNeighbour),
                  out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_EQ(out[t], float((t + 1) % 64));
 }
@@ -159,7 +159,7 @@ TEST(SimCheckers, WarpReductionThroughShuffles) {
       memref.store %r, %out[%tid] : memref<?xf32>
 )",
                  out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_EQ(out[t], t < 32 ? 496.0f : 1520.0f) << t;
 }
@@ -222,7 +222,7 @@ Status asyncExchange(bool wait, std::vector<float> &out) {
 TEST(SimCheckers, AsyncCopyLandsAtTheWait) {
   std::vector<float> out;
   Status s = asyncExchange(/*wait=*/true, out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_EQ(out[t], float((t + 1) % 64)) << t;
 }
@@ -232,7 +232,7 @@ TEST(SimCheckers, AsyncCopyLandsAtTheWait) {
 TEST(SimCheckers, AsyncCopyWithoutWaitShowsStaleData) {
   std::vector<float> out;
   Status s = asyncExchange(/*wait=*/false, out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_TRUE(std::isnan(out[t])) << t << ": " << out[t];
 }
@@ -285,7 +285,7 @@ TEST(SimCheckers, AlignedVectorAccessesPass) {
       }
 )",
                  out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int i = 0; i < 64; ++i)
     EXPECT_EQ(out[i], float(i / 4));
 }

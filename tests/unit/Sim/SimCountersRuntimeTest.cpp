@@ -94,7 +94,7 @@ TEST(SimCountersRuntime, CoalescedCopyReadsTheIdealSectors) {
   LaunchOptions counting;
   counting.counters = true;
   Status s = k->launch({x.view(n), y.view(n)}, counting);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(y.data()[i], float(i));
   auto c = k->lastCounters();
@@ -139,7 +139,7 @@ TEST(SimCountersRuntime, Stride32CopyReadsEightTimesTheIdealSectors) {
   LaunchOptions counting;
   counting.counters = true;
   Status s = k->launch({x.view(n, 32), y.view(n)}, counting);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(y.data()[i], float(32 * i));
   auto c = k->lastCounters();
@@ -166,7 +166,7 @@ TEST(SimCountersRuntime, RaggedTailDivergesWholeBlocksDoNot) {
   auto k = compile("copy");
   LaunchOptions counting;
   counting.counters = true;
-  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}, counting).isOk());
+  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}, counting).ok());
   auto c = k->lastCounters();
   ASSERT_TRUE(c.ok());
   EXPECT_GT(c->divergentBranches, 0);
@@ -186,7 +186,7 @@ TEST(SimCountersRuntime, BarriersAndSharedMemoryOfAReduction) {
   auto k = compile("center");
   LaunchOptions counting;
   counting.counters = true;
-  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}, counting).isOk());
+  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}, counting).ok());
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(y.data()[i], float(i - (i / 256 * 256 + 255)));
   auto c = k->lastCounters();
@@ -204,12 +204,12 @@ TEST(SimCountersRuntime, CountersAreOptInPerLaunchAndSimOnly) {
   Buffer x(n), y(n);
   auto k = compile("copy");
   // Off by default: nothing to report.
-  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}).isOk());
+  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}).ok());
   auto none = k->lastCounters();
   EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
   LaunchOptions counting;
   counting.counters = true;
-  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}, counting).isOk());
+  ASSERT_TRUE(k->launch({x.view(n), y.view(n)}, counting).ok());
   EXPECT_TRUE(k->lastCounters().ok());
   // A later launch without counters forgets them.
   ASSERT_TRUE(k->launchTimed({x.view(n), y.view(n)}).ok());

@@ -275,7 +275,7 @@ module {
 }
 
 struct Counted {
-  Status status = Status::ok();
+  Status status = okStatus();
   LaunchCounts counts;
   std::vector<std::string> sites;
 
@@ -324,7 +324,7 @@ Counted runCounted(const std::string &module, int64_t arenaBytes,
   std::memcpy(&arenaPtr, &a, sizeof(a));
   std::vector<int64_t> slots = {outPtr,   outPtr,   0, int64_t(out.size()), 1,
                                 arenaPtr, arenaPtr, 0, arenaBytes,          1};
-  for (int64_t b = 0; b < blocks && r.status.isOk(); ++b) {
+  for (int64_t b = 0; b < blocks && r.status.ok(); ++b) {
     sim::BlockLaunch l;
     l.entry = (*exe)->entry();
     l.slots = &slots;
@@ -382,7 +382,7 @@ std::string tileWalk(int64_t cols, bool swizzle) {
 TEST(SimCountersKernels, UnpaddedSharedTileColumnWalkIs32Way) {
   std::vector<float> out(32, -1);
   Counted r = runCounted(tileWalk(32, false), 32 * 32 * 4, out);
-  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  ASSERT_TRUE(r.status.ok()) << r.status.toString();
   for (float v : out)
     EXPECT_EQ(v, 496.0f); // sum of the writers' ids 0..31
   AccessCounts st = r.access("memref.store", Space::Shared, AccessKind::Store);
@@ -405,7 +405,7 @@ TEST(SimCountersKernels, UnpaddedSharedTileColumnWalkIs32Way) {
 TEST(SimCountersKernels, PaddedSharedTileColumnWalkIsConflictFree) {
   std::vector<float> out(32, -1);
   Counted r = runCounted(tileWalk(33, false), 32 * 33 * 4, out);
-  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  ASSERT_TRUE(r.status.ok()) << r.status.toString();
   for (float v : out)
     EXPECT_EQ(v, 496.0f);
   AccessCounts st = r.access("memref.store", Space::Shared, AccessKind::Store);
@@ -419,7 +419,7 @@ TEST(SimCountersKernels, PaddedSharedTileColumnWalkIsConflictFree) {
 TEST(SimCountersKernels, SwizzledSharedTileColumnWalkIsConflictFree) {
   std::vector<float> out(32, -1);
   Counted r = runCounted(tileWalk(32, true), 32 * 32 * 4, out);
-  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  ASSERT_TRUE(r.status.ok()) << r.status.toString();
   for (float v : out)
     EXPECT_EQ(v, 496.0f);
   AccessCounts st = r.access("memref.store", Space::Shared, AccessKind::Store);
@@ -442,7 +442,7 @@ TEST(SimCountersKernels, BarriersAreCountedOncePerBlock) {
       gpu.barrier
 )"),
                          4, out, /*blocks=*/3);
-  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  ASSERT_TRUE(r.status.ok()) << r.status.toString();
   EXPECT_EQ(r.counts.blocks, 3);
   EXPECT_EQ(r.counts.barriers, 18);
   EXPECT_EQ(r.counts.maxBarriersPerBlock, 6);
@@ -471,7 +471,7 @@ TEST(SimCountersKernels, BranchOnLaneParityDivergesOnBlockIdDoesNot) {
       }
 )"),
                          4, out, /*blocks=*/2);
-  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  ASSERT_TRUE(r.status.ok()) << r.status.toString();
   for (int t = 0; t < 64; ++t)
     EXPECT_EQ(out[t], float(t));
   // The parity branch: 2 blocks x 2 warps, all divergent; the block-id
@@ -501,7 +501,7 @@ TEST(SimCountersKernels, LoopWithLaneDependentTripCountDiverges) {
       }
 )"),
                          4, out);
-  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  ASSERT_TRUE(r.status.ok()) << r.status.toString();
   BranchCounts loop = r.branches("scf.for");
   EXPECT_EQ(loop.instances, 3 + 2);
   EXPECT_EQ(loop.divergent, 2);

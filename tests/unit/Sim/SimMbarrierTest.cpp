@@ -143,7 +143,7 @@ using simtest::expectReport;
 TEST(SimMbarrier, RingOfTwoBarriersOrdersEveryRound) {
   std::vector<float> out;
   Status s = run(ringKernel(Bug::None), out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   for (int64_t t = 0; t < kThreads; ++t)
     ASSERT_EQ(out[size_t(t)], float(kRounds)) << "thread " << t;
 }

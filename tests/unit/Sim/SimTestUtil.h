@@ -60,7 +60,7 @@ inline Status runBlock(const std::string &ir, std::vector<int64_t> &slots,
 /// A failed launch whose report contains every piece of `parts`.
 inline void expectReport(const Status &s,
                          std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(s.isOk());
+  ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   for (const std::string &p : parts)
     EXPECT_NE(s.message().find(p), std::string::npos)

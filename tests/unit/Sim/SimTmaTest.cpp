@@ -168,7 +168,7 @@ Status run(int64_t cols, int64_t swizzle, int64_t rank, Bug bug,
 void expectBox(int64_t cols, int64_t swizzle, int64_t rank) {
   std::vector<float> out;
   Status s = run(cols, swizzle, rank, Bug::None, out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   const int64_t rowBytes = cols * 2;
   const int64_t perPhase = swizzle ? std::max<int64_t>(1, 128 / rowBytes) : 1;
   const int64_t maxPhase = swizzle ? swizzle / 16 : 1;
@@ -195,7 +195,7 @@ TEST(SimTma, CountersSeeTheBoxInsideTheTensor) {
   std::vector<int64_t> rows;
   sim::LaunchCounts counts;
   Status s = run(64, 128, 2, Bug::None, out, &counts, &rows);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   // Rows 4-9 of the tensor, columns 16-69: 54 f16 each.
   ASSERT_EQ(rows.size(), 6u);
   int64_t sectors = 0, bytes = 0;

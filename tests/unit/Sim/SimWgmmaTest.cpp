@@ -335,7 +335,7 @@ void expectProduct(const std::vector<float> &out) {
 TEST(SimWgmma, SwizzledKMajorAAndTransposedB) {
   std::vector<float> out;
   Status s = runOn(/*transposedB=*/true, wgmmaKernel(/*transposeB=*/true), out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   expectProduct(out);
 }
 
@@ -343,7 +343,7 @@ TEST(SimWgmma, SwizzledKMajorAAndB) {
   std::vector<float> out;
   Status s =
       runOn(/*transposedB=*/false, wgmmaKernel(/*transposeB=*/false), out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   expectProduct(out);
 }
 
@@ -358,7 +358,7 @@ TEST(SimWgmma, RegisterA) {
                                  /*wait=*/true, /*overwrite=*/0,
                                  /*readEarly=*/false, /*registerA=*/true),
                      out);
-    ASSERT_TRUE(s.isOk()) << s.toString();
+    ASSERT_TRUE(s.ok()) << s.toString();
     expectProduct(out);
   }
   std::vector<float> out;
@@ -377,7 +377,7 @@ TEST(SimWgmma, LayoutOtherThanTheDescriptorsGivesAnotherProduct) {
   std::vector<float> out;
   Status s =
       runOn(/*transposedB=*/false, wgmmaKernel(/*transposeB=*/true), out);
-  ASSERT_TRUE(s.isOk()) << s.toString();
+  ASSERT_TRUE(s.ok()) << s.toString();
   int64_t wrong = 0;
   for (int64_t t = 0; t < 128; ++t)
     for (int64_t i = 0; i < kN / 2; ++i)
@@ -424,7 +424,7 @@ TEST(SimWgmma, OperandOverwrittenBeforeTheWaitIsReported) {
                                /*issuers=*/128, /*wait=*/true, overwrite),
                    arena, out);
     if (overwrite == 2) {
-      ASSERT_TRUE(s.isOk()) << s.toString();
+      ASSERT_TRUE(s.ok()) << s.toString();
       expectProduct(out);
       continue;
     }

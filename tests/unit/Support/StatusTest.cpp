@@ -13,23 +13,23 @@ namespace {
 
 TEST(Status, DefaultIsOk) {
   Status s;
-  EXPECT_TRUE(s.isOk());
+  EXPECT_TRUE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kOk);
   EXPECT_EQ(s.message(), "");
   EXPECT_EQ(s.toString(), "OK");
-  EXPECT_TRUE(Status::ok().isOk());
+  EXPECT_TRUE(okStatus().ok());
 }
 
 TEST(Status, MessageOfOkIsSharedEmptyString) {
   Status a;
-  Status b = Status::ok();
+  Status b = okStatus();
   EXPECT_EQ(&a.message(), &b.message());
   EXPECT_TRUE(a.message().empty());
 }
 
 TEST(Status, ErrorKeepsCodeAndMessage) {
   Status s(StatusCode::kNotFound, "kernel 'foo' not found");
-  EXPECT_FALSE(s.isOk());
+  EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_EQ(s.message(), "kernel 'foo' not found");
   EXPECT_EQ(s.toString(), "NOT_FOUND: kernel 'foo' not found");
@@ -37,13 +37,13 @@ TEST(Status, ErrorKeepsCodeAndMessage) {
 
 TEST(Status, ErrorWithEmptyMessageIsStillError) {
   Status s(StatusCode::kInternal, "");
-  EXPECT_FALSE(s.isOk());
+  EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.toString(), "INTERNAL: ");
 }
 
 TEST(Status, OkCodeWithMessageIsOk) {
   Status s(StatusCode::kOk, "ignored");
-  EXPECT_TRUE(s.isOk());
+  EXPECT_TRUE(s.ok());
   EXPECT_EQ(s.message(), "");
 }
 
@@ -99,7 +99,7 @@ TEST(Status, PrintfConstructorsSetCodeAndFormat) {
 }
 
 TEST(Status, MakeStatusWithOkCodeIsOk) {
-  EXPECT_TRUE(makeStatus(StatusCode::kOk, "fine %d", 1).isOk());
+  EXPECT_TRUE(makeStatus(StatusCode::kOk, "fine %d", 1).ok());
 }
 
 TEST(Status, WithContextPrefixesMessageAndKeepsCode) {
@@ -114,8 +114,8 @@ TEST(Status, WithContextPrefixesMessageAndKeepsCode) {
 }
 
 TEST(Status, WithContextOnOkIsOk) {
-  Status s = Status::ok().withContext("ctx");
-  EXPECT_TRUE(s.isOk());
+  Status s = okStatus().withContext("ctx");
+  EXPECT_TRUE(s.ok());
   EXPECT_EQ(s.message(), "");
 }
 
@@ -156,9 +156,9 @@ TEST(FormatString, VariantTakesVaList) {
 
 TEST(StatusOr, HoldsValue) {
   StatusOr<int> v = 7;
-  ASSERT_TRUE(v.isOk());
+  ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v.ok());
-  EXPECT_TRUE(v.status().isOk());
+  EXPECT_TRUE(v.status().ok());
   EXPECT_EQ(v.value(), 7);
   EXPECT_EQ(*v, 7);
   *v = 8;
@@ -167,21 +167,21 @@ TEST(StatusOr, HoldsValue) {
 
 TEST(StatusOr, HoldsError) {
   StatusOr<int> v = notFound("missing");
-  EXPECT_FALSE(v.isOk());
+  EXPECT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(v.status().message(), "missing");
 }
 
 TEST(StatusOr, ConvertsFromConvertibleValue) {
   StatusOr<std::string> v = "text";
-  ASSERT_TRUE(v.isOk());
+  ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v, "text");
   EXPECT_EQ(v->size(), 4u);
 }
 
 TEST(StatusOr, MovesOutMoveOnlyValue) {
   StatusOr<std::unique_ptr<int>> v = std::make_unique<int>(5);
-  ASSERT_TRUE(v.isOk());
+  ASSERT_TRUE(v.ok());
   std::unique_ptr<int> p = std::move(v).value();
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(*p, 5);
@@ -191,7 +191,7 @@ TEST(StatusOr, MovesOutMoveOnlyValue) {
 Status failIf(bool fail) {
   if (fail)
     return invalidArgument("failed");
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<int> parsePositive(int x) {
@@ -206,21 +206,21 @@ Status returnIfErrorPlain(bool fail) {
   reached = 0;
   TESSERA_RETURN_IF_ERROR(failIf(fail));
   reached = 1;
-  return Status::ok();
+  return okStatus();
 }
 
 Status returnIfErrorWithContext(bool fail, const char *what) {
   reached = 0;
   TESSERA_RETURN_IF_ERROR(failIf(fail), "while doing %s", what);
   reached = 1;
-  return Status::ok();
+  return okStatus();
 }
 
 Status returnIfErrorOnStatusOr(int x) {
   reached = 0;
   TESSERA_RETURN_IF_ERROR(parsePositive(x), "checking %d", x);
   reached = 1;
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<int> sumOfTwo(int a, int b) {
@@ -231,7 +231,7 @@ StatusOr<int> sumOfTwo(int a, int b) {
 
 Status assignToExisting(int a, int &out) {
   TESSERA_ASSIGN_OR_RETURN(out, parsePositive(a));
-  return Status::ok();
+  return okStatus();
 }
 
 StatusOr<std::unique_ptr<int>> makeBox(int x) {
@@ -246,7 +246,7 @@ StatusOr<int> unbox(int x) {
 }
 
 TEST(StatusMacros, ReturnIfErrorPassesOkThrough) {
-  EXPECT_TRUE(returnIfErrorPlain(false).isOk());
+  EXPECT_TRUE(returnIfErrorPlain(false).ok());
   EXPECT_EQ(reached, 1);
 }
 
@@ -258,7 +258,7 @@ TEST(StatusMacros, ReturnIfErrorReturnsErrorUnchanged) {
 }
 
 TEST(StatusMacros, ReturnIfErrorAddsFormattedContext) {
-  EXPECT_TRUE(returnIfErrorWithContext(false, "x").isOk());
+  EXPECT_TRUE(returnIfErrorWithContext(false, "x").ok());
   EXPECT_EQ(reached, 1);
   Status s = returnIfErrorWithContext(true, "lowering");
   EXPECT_EQ(reached, 0);
@@ -267,7 +267,7 @@ TEST(StatusMacros, ReturnIfErrorAddsFormattedContext) {
 }
 
 TEST(StatusMacros, ReturnIfErrorAcceptsStatusOr) {
-  EXPECT_TRUE(returnIfErrorOnStatusOr(3).isOk());
+  EXPECT_TRUE(returnIfErrorOnStatusOr(3).ok());
   EXPECT_EQ(reached, 1);
   Status s = returnIfErrorOnStatusOr(-2);
   EXPECT_EQ(reached, 0);
@@ -276,22 +276,22 @@ TEST(StatusMacros, ReturnIfErrorAcceptsStatusOr) {
 
 TEST(StatusMacros, AssignOrReturnDeclaresValues) {
   StatusOr<int> sum = sumOfTwo(2, 3);
-  ASSERT_TRUE(sum.isOk());
+  ASSERT_TRUE(sum.ok());
   EXPECT_EQ(*sum, 5);
 }
 
 TEST(StatusMacros, AssignOrReturnPropagatesFirstError) {
   StatusOr<int> first = sumOfTwo(-1, -2);
-  ASSERT_FALSE(first.isOk());
+  ASSERT_FALSE(first.ok());
   EXPECT_EQ(first.status().message(), "-1 is not positive");
   StatusOr<int> second = sumOfTwo(1, -2);
-  ASSERT_FALSE(second.isOk());
+  ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(), "-2 is not positive");
 }
 
 TEST(StatusMacros, AssignOrReturnAssignsExistingVariable) {
   int out = 0;
-  EXPECT_TRUE(assignToExisting(9, out).isOk());
+  EXPECT_TRUE(assignToExisting(9, out).ok());
   EXPECT_EQ(out, 9);
   Status s = assignToExisting(0, out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
@@ -300,9 +300,9 @@ TEST(StatusMacros, AssignOrReturnAssignsExistingVariable) {
 
 TEST(StatusMacros, AssignOrReturnMovesMoveOnlyValues) {
   StatusOr<int> ok = unbox(4);
-  ASSERT_TRUE(ok.isOk());
+  ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok, 4);
-  EXPECT_FALSE(unbox(-1).isOk());
+  EXPECT_FALSE(unbox(-1).ok());
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tessera {
@@ -26,6 +27,18 @@ public:
   enum class Kind { None, Bool, Int, Float, Str, DType, Tuple };
 
   ConstValue() = default;
+  /// Plain C++ values convert: `{{"BLOCK_SIZE", 1024}}`, `{"eps", 1e-5}`,
+  /// `{"CAUSAL", true}`, `{"dtype", DType::F16}`, `{"name", "axpy"}`.
+  ConstValue(bool v) : kind_(Kind::Bool), b_(v) {}
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                             int> = 0>
+  ConstValue(T v) : kind_(Kind::Int), i_(int64_t(v)) {}
+  template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  ConstValue(T v) : kind_(Kind::Float), f_(double(v)) {}
+  ConstValue(DType v) : kind_(Kind::DType), dtype_(v) {}
+  ConstValue(const char *v) : kind_(Kind::Str), s_(v) {}
+  ConstValue(std::string v) : kind_(Kind::Str), s_(std::move(v)) {}
   static ConstValue none() { return ConstValue(); }
   static ConstValue boolean(bool v);
   static ConstValue integer(int64_t v);

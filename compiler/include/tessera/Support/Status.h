@@ -45,9 +45,7 @@ public:
   Status() = default;
   Status(StatusCode code, std::string message);
 
-  static Status ok() { return Status(); }
-
-  bool isOk() const { return state_ == nullptr; }
+  bool ok() const { return state_ == nullptr; }
   StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }
   /// The message ("" when OK).
   const std::string &message() const;
@@ -67,6 +65,9 @@ private:
   };
   std::shared_ptr<const State> state_;
 };
+
+/// The OK status.
+inline Status okStatus() { return Status(); }
 
 /// printf-style constructors for the common codes.
 Status invalidArgument(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -88,8 +89,8 @@ std::string formatStringV(const char *fmt, va_list args);
 template <typename T> class [[nodiscard]] StatusOr {
 public:
   StatusOr(Status status) : status_(std::move(status)) {
-    assert(!status_.isOk() && "StatusOr constructed from an OK status");
-    if (status_.isOk())
+    assert(!status_.ok() && "StatusOr constructed from an OK status");
+    if (status_.ok())
       status_ = Status(StatusCode::kInternal, "StatusOr from OK status");
   }
   StatusOr(T value) : value_(std::move(value)) {}
@@ -99,20 +100,19 @@ public:
                                         !std::is_same_v<std::decay_t<U>, T>>>
   StatusOr(U &&value) : value_(T(std::forward<U>(value))) {}
 
-  bool isOk() const { return value_.has_value(); }
-  bool ok() const { return isOk(); }
+  bool ok() const { return value_.has_value(); }
   const Status &status() const { return status_; }
 
   T &value() & {
-    assert(isOk());
+    assert(ok());
     return *value_;
   }
   const T &value() const & {
-    assert(isOk());
+    assert(ok());
     return *value_;
   }
   T &&value() && {
-    assert(isOk());
+    assert(ok());
     return std::move(*value_);
   }
   T &operator*() & { return value(); }
@@ -142,9 +142,9 @@ template <typename T> Status toStatus(const StatusOr<T> &s) {
 #define TESSERA_RETURN_IF_ERROR(expr, ...)                                     \
   do {                                                                         \
     ::tessera::Status _tessera_st = ::tessera::detail::toStatus(expr);         \
-    if (!_tessera_st.isOk())                                                   \
-      return _tessera_st __VA_OPT__(                                           \
-          .withContext(::tessera::formatString(__VA_ARGS__)));                 \
+    if (!_tessera_st.ok())                                                     \
+      return _tessera_st __VA_OPT__(.withContext(::tessera::formatString(      \
+          __VA_ARGS__)));                                                      \
   } while (0)
 
 /// `TESSERA_ASSIGN_OR_RETURN(auto x, makeX())`: declares/assigns the value or
@@ -154,7 +154,7 @@ template <typename T> Status toStatus(const StatusOr<T> &s) {
                                 expr)
 #define TESSERA_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                          \
   auto tmp = (expr);                                                           \
-  if (!tmp.isOk())                                                             \
+  if (!tmp.ok())                                                               \
     return tmp.status();                                                       \
   lhs = std::move(tmp).value()
 

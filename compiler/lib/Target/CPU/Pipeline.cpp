@@ -123,7 +123,7 @@ struct MicroTile {
 MicroTile targetMicroTile() {
   static const MicroTile tile = [] {
     StatusOr<cpu::JitTarget> t = cpu::jitTarget();
-    auto has = [&](const char *f) { return t.isOk() && t->hasFeature(f); };
+    auto has = [&](const char *f) { return t.ok() && t->hasFeature(f); };
     if (has("avx512f"))
       return MicroTile{8, 32};
     if (has("avx2") || has("avx"))

@@ -43,7 +43,7 @@ Status tessera::cuda::checkRealArch(std::string_view arch) {
     return invalidArgument("'%.*s' is not a real GPU architecture "
                            "(expected sm_<N>, e.g. sm_80 or sm_90a)",
                            static_cast<int>(arch.size()), arch.data());
-  return Status::ok();
+  return okStatus();
 }
 
 namespace {
@@ -200,7 +200,7 @@ StatusOr<CubinResult> assembleWithPtxas(const std::string &ptxas,
   po.outputPath = logPath;
   TESSERA_ASSIGN_OR_RETURN(ExitStatus status, runProcess(args, po));
   StatusOr<std::string> log = readFile(logPath);
-  std::string logText = log.isOk() ? *log : std::string();
+  std::string logText = log.ok() ? *log : std::string();
   if (status.signal)
     return internalError("ptxas '%s' was killed by signal %d:\n%s",
                          ptxas.c_str(), status.signal, logText.c_str());
@@ -260,11 +260,11 @@ Status tessera::cuda::assemblerAvailable(AssemblerBackend backend) {
     return findPtxas().status();
   case AssemblerBackend::kAuto: {
     StatusOr<std::string> ptxas = findPtxas();
-    if (ptxas.isOk())
-      return Status::ok();
+    if (ptxas.ok())
+      return okStatus();
     StatusOr<const NvJitLinkApi *> api = loadNvJitLink();
-    if (api.isOk())
-      return Status::ok();
+    if (api.ok())
+      return okStatus();
     return unavailable("no PTX assembler: %s; %s",
                        ptxas.status().message().c_str(),
                        api.status().message().c_str());
@@ -287,7 +287,7 @@ tessera::cuda::assemblePtx(std::string_view ptx, std::string_view arch,
     result = assembleWithNvJitLink(*api, ptx, arch, options);
   } else {
     StatusOr<std::string> ptxas = findPtxas();
-    if (ptxas.isOk()) {
+    if (ptxas.ok()) {
       result = assembleWithPtxas(*ptxas, ptx, arch, options);
     } else if (options.backend == AssemblerBackend::kPtxas) {
       return ptxas.status();
@@ -295,14 +295,14 @@ tessera::cuda::assemblePtx(std::string_view ptx, std::string_view arch,
       // kAuto: only a missing executable falls back to the library; an
       // assembly error from ptxas is the answer.
       StatusOr<const NvJitLinkApi *> api = loadNvJitLink();
-      if (!api.isOk())
+      if (!api.ok())
         return unavailable("no PTX assembler: %s; %s",
                            ptxas.status().message().c_str(),
                            api.status().message().c_str());
       result = assembleWithNvJitLink(**api, ptx, arch, options);
     }
   }
-  if (result.isOk())
+  if (result.ok())
     result->seconds = secondsSince(start);
   return result;
 }

@@ -75,7 +75,7 @@ StatusOr<NvrtcApi> bindNvrtc() {
 /// form the public API returns.
 template <typename Api>
 StatusOr<const Api *> pointerTo(const StatusOr<Api> &loaded) {
-  if (!loaded.isOk())
+  if (!loaded.ok())
     return loaded.status();
   return &loaded.value();
 }

@@ -27,7 +27,7 @@ public:
 
   Status check(NvrtcCode rc, const char *call) const {
     if (rc == kNvrtcSuccess)
-      return Status::ok();
+      return okStatus();
     return internalError("NVRTC: %s failed with %s", call,
                          api.nvrtcGetErrorString(rc));
   }

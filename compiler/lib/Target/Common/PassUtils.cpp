@@ -39,7 +39,7 @@ Status tessera::addPipeline(mlir::PassManager &pm, const std::string &text) {
   if (mlir::failed(mlir::parsePassPipeline(text, pm, os)))
     return internalError("bad pass pipeline '%s': %s", text.c_str(),
                          err.c_str());
-  return Status::ok();
+  return okStatus();
 }
 
 namespace {
@@ -77,5 +77,5 @@ Status tessera::runPasses(mlir::PassManager &pm, mlir::ModuleOp module,
                                  "TESSERA_VERIFY_EACH_PASS=1 to find the "
                                  "pass):\n" +
                                  messages);
-  return Status::ok();
+  return okStatus();
 }

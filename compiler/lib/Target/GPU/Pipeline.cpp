@@ -188,7 +188,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                   "this configuration needs " + std::to_string(bytes) +
                       " bytes of shared memory per block; " + arch.name +
                       " allows " + std::to_string(arch.maxSharedBytes));
-  return Status::ok();
+  return okStatus();
 }
 
 int64_t gpu::sharedBytes(ModuleOp module) {

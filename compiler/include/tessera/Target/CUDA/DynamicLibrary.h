@@ -46,7 +46,7 @@ public:
   template <typename Fn> Status bind(const char *symbol, Fn *&fn) const {
     TESSERA_ASSIGN_OR_RETURN(void *address, lookup(symbol));
     fn = reinterpret_cast<Fn *>(address);
-    return Status::ok();
+    return okStatus();
   }
 
   /// The path or soname the library was opened with.

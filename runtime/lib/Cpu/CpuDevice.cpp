@@ -1,0 +1,96 @@
+//===- CpuDevice.cpp - The cpu device: host code through the ORC JIT ------===//
+//
+// Kernels compiled for the host CPU (driver::compileForCpu); a launch runs
+// the grid's program instances on the runtime's thread pool. The reference
+// device: it needs nothing but the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cpu/CpuDevice.h"
+
+#include "Core/ThreadPool.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace tessera;
+using namespace tessera::hal;
+
+namespace {
+
+class CpuExecutable final : public Executable {
+public:
+  explicit CpuExecutable(std::unique_ptr<driver::CpuExecutable> code)
+      : code(std::move(code)) {
+    times = this->code->times();
+    fingerprint = this->code->codeFingerprint();
+  }
+  std::unique_ptr<driver::CpuExecutable> code;
+};
+
+class CpuDevice final : public Device {
+public:
+  explicit CpuDevice(ThreadPool &pool) : pool_(pool) {}
+
+  DeviceKind kind() const override { return DeviceKind::Cpu; }
+  Status status() const override { return okStatus(); }
+  StatusOr<DeviceInfo> info() const override {
+    return hostDeviceInfo(DeviceKind::Cpu, pool_.size());
+  }
+
+  launch::VariantKey codeKey(const launch::VariantKey &key) const override {
+    // Host code depends on unit strides, absent tensors and @heuristics
+    // only.
+    launch::VariantKey cpu{key.unitMask, key.absentMask};
+    cpu.heuristics = key.heuristics;
+    return cpu;
+  }
+
+  StatusOr<std::shared_ptr<Executable>>
+  compile(const driver::SourceModule &module, const std::string &kernel,
+          const Specialization &spec, bool) override {
+    TESSERA_ASSIGN_OR_RETURN(auto code,
+                             driver::compileForCpu(module, kernel, spec));
+    return std::make_shared<CpuExecutable>(std::move(code));
+  }
+
+  Status run(const KernelLaunch &l) override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
+                             l.variant(l.plan.key, false));
+    const driver::CpuExecutable *code =
+        static_cast<CpuExecutable &>(*exe).code.get();
+    std::vector<int64_t> slots = l.signature.flatten(l.args);
+    std::vector<void *> ptrs(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i)
+      ptrs[i] = &slots[i];
+    const int64_t grid[3] = {l.plan.grid[0], l.plan.grid[1], l.plan.grid[2]};
+    const int64_t total = grid[0] * grid[1] * grid[2];
+    int64_t grain = std::max<int64_t>(1, total / (int64_t(pool_.size()) * 8));
+    void **argv = ptrs.data();
+    // The clock covers the grids only (the variant is compiled above).
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < l.launches; ++i)
+      pool_.parallelFor(total, grain, [&](int64_t b, int64_t e) {
+        code->run(argv, b, e, grid);
+      });
+    if (l.ms)
+      *l.ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - t0)
+                  .count() /
+              double(l.launches);
+    return okStatus();
+  }
+
+  StatusOr<std::unique_ptr<Memory>> allocate(size_t bytes) override {
+    return allocateHostMemory(DeviceKind::Cpu, bytes);
+  }
+
+private:
+  ThreadPool &pool_;
+};
+
+} // namespace
+
+std::unique_ptr<Device> hal::createCpuDevice(ThreadPool &pool) {
+  return std::make_unique<CpuDevice>(pool);
+}

@@ -1,0 +1,129 @@
+//===- Device.h - The runtime's device interface ----------------*- C++ -*-===//
+//
+// What the runtime asks of a device kind (IREE's HAL is the model): compile
+// a kernel variant into an executable, run launches of it, own memory, time
+// batches of work. `cpu`, `sim` and `cuda` implement it, each in its own
+// folder (Cpu/, Sim/, Cuda/); createDevice() is the one place that maps a
+// DeviceKind to an implementation. Internal to the runtime.
+//
+// Thread-safety: every method may be called from any thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_RUNTIME_HAL_DEVICE_H
+#define TESSERA_RUNTIME_HAL_DEVICE_H
+
+#include "Launch/LaunchChecks.h"
+#include "tessera/Driver/Driver.h"
+#include "tessera/runtime/Runtime.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+class ThreadPool;
+} // namespace tessera
+
+namespace tessera::hal {
+
+/// The compiled code of one kernel variant on one device.
+class Executable {
+public:
+  virtual ~Executable();
+  /// Per-stage compile times (zero for code that was not compiled here).
+  driver::StageTimes times;
+  /// A hash of the generated code (0 when unknown).
+  uint64_t fingerprint = 0;
+};
+
+/// Memory a device owns (DeviceBuffer's storage).
+class Memory {
+public:
+  virtual ~Memory();
+  /// The address kernels of the device use.
+  virtual void *address() const = 0;
+  virtual Status copyFrom(const void *host, size_t bytes, size_t offset) = 0;
+  virtual Status copyTo(void *host, size_t bytes, size_t offset) const = 0;
+};
+
+/// One launch (or batch of back-to-back launches) as a device runs it,
+/// after the launch checks.
+struct KernelLaunch {
+  const launch::Signature &signature;
+  const std::vector<Arg> &args;
+  const launch::Plan &plan;
+  /// Launches of the batch; with `ms`, the mean time of one is written
+  /// there (the device's clock; see Kernel::launchTimedBatch), after a
+  /// cache flush when `flushCaches`.
+  int launches = 1;
+  double *ms = nullptr;
+  bool flushCaches = false;
+  /// Count the launch's memory accesses (devices that count only).
+  bool counters = false;
+  /// Where the counts go when `counters`.
+  std::optional<SimCounters> *counted = nullptr;
+  /// The executable for a variant key (compiled on first use).
+  std::function<StatusOr<std::shared_ptr<Executable>>(
+      const launch::VariantKey &, bool counters)>
+      variant;
+};
+
+class Device {
+public:
+  virtual ~Device();
+  virtual DeviceKind kind() const = 0;
+  /// OK when kernels can run here; otherwise why not (UNAVAILABLE without
+  /// a driver or a GPU).
+  virtual Status status() const = 0;
+  virtual StatusOr<DeviceInfo> info() const = 0;
+
+  /// The part of a variant key this device's code depends on (cpu code
+  /// ignores the GPU's alignment, 32-bit indexing and grid facts).
+  virtual launch::VariantKey codeKey(const launch::VariantKey &key) const {
+    return key;
+  }
+  /// Compiles kernel `kernel` of `module` for `spec`; with `counters`, the
+  /// code reports what the device's counters need.
+  virtual StatusOr<std::shared_ptr<Executable>>
+  compile(const driver::SourceModule &module, const std::string &kernel,
+          const Specialization &spec, bool counters) = 0;
+  /// Compiles a CUDA C++ kernel (NVRTC). UNIMPLEMENTED on devices that do
+  /// not run CUDA C++.
+  virtual StatusOr<std::shared_ptr<Executable>>
+  compileCudaSource(const CudaKernelSource &source);
+  /// Whether LaunchOptions::counters is honoured.
+  virtual bool countsAccesses() const { return false; }
+  /// Runs `launch` (its grid is non-empty).
+  virtual Status run(const KernelLaunch &launch) = 0;
+
+  /// `bytes` bytes of the device's memory.
+  virtual StatusOr<std::unique_ptr<Memory>> allocate(size_t bytes) = 0;
+  /// Calls `enqueue` `launches` times and returns the mean time of one
+  /// call, in ms (see Runtime::timeBatch): the steady clock here; a GPU
+  /// times the work the calls queued with its events.
+  virtual StatusOr<double> timeBatch(int launches, bool flushCaches,
+                                     const std::function<Status()> &enqueue);
+};
+
+/// The device of kind `kind`, which launches CPU work on `pool` (a cuda
+/// device opens the GPU on first use; its status says when it cannot).
+std::unique_ptr<Device> createDevice(DeviceKind kind, ThreadPool &pool);
+
+/// Host memory (64-byte aligned) for the devices that run on the host.
+StatusOr<std::unique_ptr<Memory>> allocateHostMemory(DeviceKind kind,
+                                                     size_t bytes);
+
+/// Host information shared by the devices that run on the host.
+DeviceInfo hostDeviceInfo(DeviceKind kind, unsigned threads);
+
+/// The steady-clock time of `launches` calls of `enqueue`, per call (ms).
+StatusOr<double> timeOnHost(int launches,
+                            const std::function<Status()> &enqueue);
+
+} // namespace tessera::hal
+
+#endif // TESSERA_RUNTIME_HAL_DEVICE_H
