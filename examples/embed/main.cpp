@@ -2,7 +2,8 @@
 //
 // Loads a kernel from source, compiles it for the device named on the
 // command line (cpu by default; sim and cuda too), launches it on host
-// vectors and on device memory, and checks the results. Exit status 0 when
+// vectors, then asynchronously on a stream over device memory, and checks
+// the results. Exit status 0 when
 // every check passes.
 //
 //===----------------------------------------------------------------------===//
@@ -80,9 +81,19 @@ int main(int argc, char **argv) {
   auto vy = dy->view(tessera::DType::F32, {n});
   if (!vx.ok() || !vy.ok())
     return fail("view", vx.ok() ? vy.status() : vx.status());
+  // Two launches queued on a stream: each returns once queued; the stream
+  // runs them in order, after the host has moved on.
+  auto stream = rt.createStream(*device);
+  if (!stream.ok())
+    return fail("stream", stream.status());
+  tessera::LaunchOptions onStream;
+  onStream.stream = *stream;
   for (int i = 0; i < 2; ++i)
-    if (tessera::Status s = (*saxpy)->launch({*vx, *vy, -1.0f}); !s.ok())
+    if (tessera::Status s = (*saxpy)->launch({*vx, *vy, -1.0f}, onStream);
+        !s.ok())
       return fail("launch on device memory", s);
+  if (tessera::Status s = stream->synchronize(); !s.ok())
+    return fail("stream", s);
   if (tessera::Status s = dy->copyTo(y.data(), n * sizeof(float)); !s.ok())
     return fail("copy out", s);
   if (!allEqual(y, 3.0f)) {

@@ -13,6 +13,7 @@
 #include "DeviceBufferImpl.h"
 #include "Hal/Device.h"
 #include "Kernel/KernelImpl.h"
+#include "StreamImpl.h"
 #include "tessera/Driver/Driver.h"
 
 #include <array>
@@ -186,6 +187,28 @@ Runtime::compileCuda(const CudaKernelSource &src, DeviceKind device) {
   impl->times.codegen = exe->times.codegen;
   impl->fixed = std::move(exe);
   return std::shared_ptr<Kernel>(new Kernel(std::move(impl)));
+}
+
+StatusOr<Stream> Runtime::createStream(DeviceKind device) {
+  auto impl = std::make_shared<Stream::Impl>();
+  impl->device = device;
+  TESSERA_ASSIGN_OR_RETURN(impl->queue, impl_->device(device).createQueue());
+  return Stream(std::move(impl));
+}
+
+StatusOr<Stream> Runtime::wrapStream(DeviceKind device, void *nativeStream) {
+  auto impl = std::make_shared<Stream::Impl>();
+  impl->device = device;
+  TESSERA_ASSIGN_OR_RETURN(impl->queue,
+                           impl_->device(device).wrapQueue(nativeStream));
+  return Stream(std::move(impl));
+}
+
+StatusOr<Event> Runtime::createEvent(DeviceKind device) {
+  auto impl = std::make_shared<Event::Impl>();
+  impl->device = device;
+  TESSERA_ASSIGN_OR_RETURN(impl->marker, impl_->device(device).createMarker());
+  return Event(std::move(impl));
 }
 
 CompileCacheStats Runtime::cacheStats() const { return impl_->cache.stats(); }

@@ -9,6 +9,7 @@
 //   tessera/runtime/Kernel.h        Kernel, LaunchOptions, CompileOptions
 //   tessera/runtime/SimCounters.h   what the sim device counts
 //   tessera/runtime/DeviceBuffer.h  DeviceBuffer
+//   tessera/runtime/Stream.h        Stream, Event
 //   tessera/runtime/Runtime.h       Runtime, CudaKernelSource
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +23,7 @@
 #include "tessera/runtime/Program.h"
 #include "tessera/runtime/Runtime.h"
 #include "tessera/runtime/SimCounters.h"
+#include "tessera/runtime/Stream.h"
 #include "tessera/runtime/Tensor.h"
 
 #endif // TESSERA_TESSERA_H

@@ -57,22 +57,33 @@ public:
   Status run(const KernelLaunch &l) override {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
                              l.variant(l.plan.key, false));
-    const driver::CpuExecutable *code =
-        static_cast<CpuExecutable &>(*exe).code.get();
-    std::vector<int64_t> slots = l.signature.flatten(l.args);
-    std::vector<void *> ptrs(slots.size());
-    for (size_t i = 0; i < slots.size(); ++i)
-      ptrs[i] = &slots[i];
-    const int64_t grid[3] = {l.plan.grid[0], l.plan.grid[1], l.plan.grid[2]};
-    const int64_t total = grid[0] * grid[1] * grid[2];
-    int64_t grain = std::max<int64_t>(1, total / (int64_t(pool_.size()) * 8));
-    void **argv = ptrs.data();
+    // What the grids need, owned by the work (which may run after this
+    // returns, on a stream).
+    auto grids = [this, exe, slots = l.signature.flatten(l.args),
+                  grid = l.plan.grid, launches = l.launches]() mutable {
+      const driver::CpuExecutable *code =
+          static_cast<CpuExecutable &>(*exe).code.get();
+      std::vector<void *> ptrs(slots.size());
+      for (size_t i = 0; i < slots.size(); ++i)
+        ptrs[i] = &slots[i];
+      const int64_t g[3] = {grid[0], grid[1], grid[2]};
+      const int64_t total = g[0] * g[1] * g[2];
+      int64_t grain = std::max<int64_t>(1, total / (int64_t(pool_.size()) * 8));
+      void **argv = ptrs.data();
+      for (int i = 0; i < launches; ++i)
+        pool_.parallelFor(total, grain, [&](int64_t b, int64_t e) {
+          code->run(argv, b, e, g);
+        });
+      return okStatus();
+    };
+    if (l.queue) {
+      TESSERA_RETURN_IF_ERROR(enqueueOnHost(*l.queue, std::move(grids)));
+      // Host tensors may be reused by the caller once launch returns.
+      return hasHostTensors(l.args) ? l.queue->synchronize() : okStatus();
+    }
     // The clock covers the grids only (the variant is compiled above).
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < l.launches; ++i)
-      pool_.parallelFor(total, grain, [&](int64_t b, int64_t e) {
-        code->run(argv, b, e, grid);
-      });
+    TESSERA_RETURN_IF_ERROR(grids());
     if (l.ms)
       *l.ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - t0)

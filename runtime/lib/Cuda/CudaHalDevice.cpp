@@ -11,6 +11,7 @@
 #include "Cuda/CudaHalDevice.h"
 
 #include "Cuda/CudaDevice.h"
+#include "Cuda/CudaDriver.h"
 #include "tessera/Support/Hash.h"
 #include "tessera/Target/CUDA/Nvrtc.h"
 
@@ -70,6 +71,65 @@ public:
 private:
   cuda::CudaDevice *dev_;
   cuda::DeviceBuffer buffer_;
+};
+
+/// A CUstream: one the queue created (destroyed with it) or the
+/// application's (never destroyed here).
+class CudaQueue final : public Queue {
+public:
+  explicit CudaQueue(cuda::CudaStream stream) : stream_(std::move(stream)) {}
+  Status synchronize() override { return stream_.synchronize(); }
+  Status enqueueHostFunction(std::function<void()> fn) override {
+    if (!fn)
+      return invalidArgument("enqueueHostFunction: no function");
+    const cuda::CudaDevice *dev = stream_.device();
+    TESSERA_RETURN_IF_ERROR(dev->makeCurrent());
+    auto *owned = new std::function<void()>(std::move(fn));
+    auto call = [](void *p) {
+      std::unique_ptr<std::function<void()>> f(
+          static_cast<std::function<void()> *>(p));
+      (*f)();
+    };
+    const cuda::CudaDriverApi &api = dev->api();
+    cuda::CuResult r = api.cuLaunchHostFunc(stream_.get(), call, owned);
+    if (r != 0) {
+      delete owned;
+      TESSERA_CU_RETURN_IF_ERROR(api, cuLaunchHostFunc, stream_.get(), call,
+                                 nullptr);
+    }
+    return okStatus();
+  }
+  void *native() const override { return stream_.get(); }
+
+private:
+  cuda::CudaStream stream_;
+};
+
+/// A CUDA event with timing.
+class CudaMarker final : public Marker {
+public:
+  explicit CudaMarker(cuda::CudaEvent event) : event_(std::move(event)) {}
+  Status record(Queue &queue) override {
+    recorded_ = true;
+    return event_.record(static_cast<cuda::CuStream>(queue.native()));
+  }
+  Status synchronize() override {
+    if (!recorded_)
+      return failedPrecondition("the event was never recorded");
+    return event_.synchronize();
+  }
+  StatusOr<double> elapsedSince(const Marker &startMarker) const override {
+    const auto *start = dynamic_cast<const CudaMarker *>(&startMarker);
+    if (!start)
+      return invalidArgument("events of different devices");
+    TESSERA_ASSIGN_OR_RETURN(float ms,
+                             cuda::CudaEvent::elapsedMs(start->event_, event_));
+    return double(ms);
+  }
+
+private:
+  cuda::CudaEvent event_;
+  bool recorded_ = false;
 };
 
 class CudaHalDevice final : public Device {
@@ -157,6 +217,26 @@ public:
                              dev->allocate(std::max<size_t>(bytes, 1)));
     return std::unique_ptr<Memory>(
         std::make_unique<CudaMemory>(dev, std::move(b)));
+  }
+
+  StatusOr<std::shared_ptr<Queue>> createQueue() override {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaStream stream, dev->createStream());
+    return std::shared_ptr<Queue>(
+        std::make_shared<CudaQueue>(std::move(stream)));
+  }
+  StatusOr<std::shared_ptr<Queue>> wrapQueue(void *native) override {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
+    // No release function: the stream stays the application's.
+    cuda::CudaStream stream(dev, static_cast<cuda::CuStream>(native), nullptr);
+    return std::shared_ptr<Queue>(
+        std::make_shared<CudaQueue>(std::move(stream)));
+  }
+  StatusOr<std::shared_ptr<Marker>> createMarker() override {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaEvent event, dev->createEvent());
+    return std::shared_ptr<Marker>(
+        std::make_shared<CudaMarker>(std::move(event)));
   }
 
   StatusOr<double> timeBatch(int launches, bool flushCaches,
@@ -309,11 +389,13 @@ Status CudaHalDevice::run(const KernelLaunch &l) {
                   unsigned(blocks[2])};
   cuda::Dim3 block{unsigned(exe->block[0]), unsigned(exe->block[1]),
                    unsigned(exe->block[2])};
-  // Every launch goes to the legacy default stream, with no host
-  // synchronisation between launches of a batch.
+  // Launches go to the launch's stream, else the legacy default stream,
+  // with no host synchronisation between launches of a batch.
+  cuda::CuStream stream =
+      l.queue ? static_cast<cuda::CuStream>(l.queue->native()) : nullptr;
   auto launchOnce = [&]() -> Status {
     return dev->launch(exe->function, grid, block, unsigned(exe->sharedBytes),
-                       nullptr, params.data());
+                       stream, params.data());
   };
   if (l.ms) {
     TESSERA_ASSIGN_OR_RETURN(
@@ -321,7 +403,13 @@ Status CudaHalDevice::run(const KernelLaunch &l) {
   } else {
     for (int i = 0; i < l.launches; ++i)
       TESSERA_RETURN_IF_ERROR(launchOnce());
-    TESSERA_RETURN_IF_ERROR(dev->synchronize());
+    // On a stream, device memory is left to the stream's order: nothing
+    // here waits (a CUDA graph may capture the launch). Staged host
+    // tensors are copied back once the stream has run the kernel.
+    if (l.queue && staged.empty())
+      return okStatus();
+    TESSERA_RETURN_IF_ERROR(l.queue ? l.queue->synchronize()
+                                    : dev->synchronize());
   }
   for (Staged &st : staged)
     if (st.bytes)

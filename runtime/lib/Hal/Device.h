@@ -50,6 +50,29 @@ public:
   virtual Status copyTo(void *host, size_t bytes, size_t offset) const = 0;
 };
 
+/// An ordered queue of device work (Stream's implementation).
+class Queue {
+public:
+  virtual ~Queue();
+  /// Waits for the work queued so far; returns (and forgets) the first
+  /// error queued work met.
+  virtual Status synchronize() = 0;
+  /// Queues `fn` to run on the host after the work queued before it.
+  virtual Status enqueueHostFunction(std::function<void()> fn) = 0;
+  /// The device's own handle (a CUstream), null for host queues.
+  virtual void *native() const { return nullptr; }
+};
+
+/// A point in a queue (Event's implementation).
+class Marker {
+public:
+  virtual ~Marker();
+  virtual Status record(Queue &queue) = 0;
+  virtual Status synchronize() = 0;
+  /// Milliseconds from `start` (a marker of the same device) to this one.
+  virtual StatusOr<double> elapsedSince(const Marker &start) const = 0;
+};
+
 /// One launch (or batch of back-to-back launches) as a device runs it,
 /// after the launch checks.
 struct KernelLaunch {
@@ -64,6 +87,9 @@ struct KernelLaunch {
   bool flushCaches = false;
   /// Count the launch's memory accesses (devices that count only).
   bool counters = false;
+  /// The queue to put the launch on (no timing, no counters); null: run it
+  /// to completion now.
+  Queue *queue = nullptr;
   /// Where the counts go when `counters`.
   std::optional<SimCounters> *counted = nullptr;
   /// The executable for a variant key (compiled on first use).
@@ -100,6 +126,12 @@ public:
   /// Runs `launch` (its grid is non-empty).
   virtual Status run(const KernelLaunch &launch) = 0;
 
+  /// A new queue; an adopted native one (UNIMPLEMENTED where there are
+  /// none); a marker. The host's are served by a thread of their own.
+  virtual StatusOr<std::shared_ptr<Queue>> createQueue();
+  virtual StatusOr<std::shared_ptr<Queue>> wrapQueue(void *native);
+  virtual StatusOr<std::shared_ptr<Marker>> createMarker();
+
   /// `bytes` bytes of the device's memory.
   virtual StatusOr<std::unique_ptr<Memory>> allocate(size_t bytes) = 0;
   /// Calls `enqueue` `launches` times and returns the mean time of one
@@ -119,6 +151,13 @@ StatusOr<std::unique_ptr<Memory>> allocateHostMemory(DeviceKind kind,
 
 /// Host information shared by the devices that run on the host.
 DeviceInfo hostDeviceInfo(DeviceKind kind, unsigned threads);
+
+/// Whether any tensor argument is host memory (not a device buffer's view).
+bool hasHostTensors(const std::vector<Arg> &args);
+
+/// Queues `work` on host queue `queue` (a queue createQueue made on a host
+/// device); the first error it returns is reported by synchronize().
+Status enqueueOnHost(Queue &queue, std::function<Status()> work);
 
 /// The steady-clock time of `launches` calls of `enqueue`, per call (ms).
 StatusOr<double> timeOnHost(int launches,

@@ -2,6 +2,8 @@
 
 #include "Kernel/KernelImpl.h"
 
+#include "StreamImpl.h"
+
 using namespace tessera;
 
 StatusOr<std::shared_ptr<hal::Executable>>
@@ -41,6 +43,24 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
     return invalidArgument("kernel '%s': counters are counted by the sim "
                            "device only; this kernel runs on %s",
                            name().c_str(), deviceKindName(device->kind()));
+  hal::Queue *queue = nullptr;
+  if (opts.stream.valid()) {
+    const Stream::Impl &stream = *opts.stream.impl_;
+    if (stream.device != device->kind())
+      return invalidArgument("kernel '%s' runs on %s; the stream is a %s "
+                             "stream",
+                             name().c_str(), deviceKindName(device->kind()),
+                             deviceKindName(stream.device));
+    if (ms)
+      return invalidArgument("kernel '%s': a timed launch runs to completion; "
+                             "time work on a stream with events",
+                             name().c_str());
+    if (opts.counters)
+      return invalidArgument("kernel '%s': a launch that counts runs to "
+                             "completion, not on a stream",
+                             name().c_str());
+    queue = stream.queue.get();
+  }
   {
     std::lock_guard<std::mutex> lock(mutex);
     lastCounters.reset();
@@ -62,6 +82,7 @@ Status Kernel::Impl::launch(const std::vector<Arg> &args,
   l.flushCaches = flush;
   l.counters = opts.counters;
   l.counted = &counted;
+  l.queue = queue;
   l.variant = [this](const launch::VariantKey &key, bool counters) {
     return variant(key, counters);
   };

@@ -122,10 +122,30 @@ public:
                              l.variant(l.plan.key, l.counters));
     const auto &sim = static_cast<const SimExecutable &>(*exe);
     std::vector<int64_t> slots = l.signature.flatten(l.args);
+    if (l.queue) {
+      // The work owns copies of what it reads (the kernel, and so its
+      // signature, outlives it).
+      auto grids = [this, exe, slots = std::move(slots), args = l.args,
+                    plan = l.plan, signature = &l.signature,
+                    launches = l.launches] {
+        for (int i = 0; i < launches; ++i)
+          TESSERA_RETURN_IF_ERROR(runOnce(
+              *signature, args, plan, static_cast<const SimExecutable &>(*exe),
+              slots, nullptr));
+        return okStatus();
+      };
+      TESSERA_RETURN_IF_ERROR(enqueueOnHost(*l.queue, std::move(grids)));
+      return hasHostTensors(l.args) ? l.queue->synchronize() : okStatus();
+    }
     // The clock covers the grids only (the variant is compiled above).
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < l.launches; ++i)
-      TESSERA_RETURN_IF_ERROR(runOnce(l, sim, slots));
+    for (int i = 0; i < l.launches; ++i) {
+      SimCounters counted;
+      TESSERA_RETURN_IF_ERROR(runOnce(l.signature, l.args, l.plan, sim, slots,
+                                      l.counters ? &counted : nullptr));
+      if (l.counters)
+        *l.counted = std::move(counted);
+    }
     if (l.ms)
       *l.ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - t0)
@@ -139,18 +159,22 @@ public:
   }
 
 private:
-  Status runOnce(const KernelLaunch &l, const SimExecutable &exe,
-                 const std::vector<int64_t> &argSlots);
+  /// One launch of sim variant `exe` on `args` (flattened: `argSlots`);
+  /// with `counted`, its counts go there.
+  Status runOnce(const launch::Signature &signature,
+                 const std::vector<Arg> &args, const launch::Plan &plan,
+                 const SimExecutable &exe, const std::vector<int64_t> &argSlots,
+                 SimCounters *counted) const;
   ThreadPool &pool_;
 };
 
-/// One launch of `l`'s sim variant `exe` on its arguments.
-Status SimDevice::runOnce(const KernelLaunch &l, const SimExecutable &exe,
-                          const std::vector<int64_t> &argSlots) {
-  const std::vector<Arg> &args = l.args;
-  const launch::Plan &c = l.plan;
-  const std::string &name = l.signature.name;
-  const bool counters = l.counters;
+Status SimDevice::runOnce(const launch::Signature &signature,
+                          const std::vector<Arg> &args, const launch::Plan &c,
+                          const SimExecutable &exe,
+                          const std::vector<int64_t> &argSlots,
+                          SimCounters *counted) const {
+  const std::string &name = signature.name;
+  const bool counters = counted != nullptr;
   // Tensor maps follow the arguments: one slot each, the address of its
   // SimTensorMap.
   std::vector<sim::SimTensorMap> maps(exe.code->tensorMaps().size());
@@ -161,7 +185,7 @@ Status SimDevice::runOnce(const KernelLaunch &l, const SimExecutable &exe,
   for (size_t i = 0; i < maps.size(); ++i) {
     const driver::TensorMapArg &m = exe.code->tensorMaps()[i];
     TESSERA_ASSIGN_OR_RETURN(auto tensor,
-                             l.signature.tensorOfParam(args, m.param));
+                             signature.tensorOfParam(args, m.param));
     TESSERA_ASSIGN_OR_RETURN(
         launch::TensorMapGeometry g,
         launch::tensorMapGeometry(*tensor.first, m, name, tensor.second));
@@ -251,7 +275,7 @@ Status SimDevice::runOnce(const KernelLaunch &l, const SimExecutable &exe,
   int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 4));
   pool.parallelFor(total, grain, runRange);
   if (firstError.ok() && counters) {
-    *l.counted = publicCounters(counts, exe.code->accessSites());
+    *counted = publicCounters(counts, exe.code->accessSites());
   }
   return firstError;
 }

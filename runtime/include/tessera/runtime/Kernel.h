@@ -13,6 +13,7 @@
 #include "tessera/Support/Status.h"
 #include "tessera/runtime/Device.h"
 #include "tessera/runtime/SimCounters.h"
+#include "tessera/runtime/Stream.h"
 #include "tessera/runtime/Tensor.h"
 
 #include <array>
@@ -26,6 +27,15 @@ namespace tessera {
 struct LaunchOptions {
   /// Program-instance grid; when absent, computed from `@kernel(grid=...)`.
   std::optional<std::array<int64_t, 3>> grid;
+  /// The stream to queue the launch on (of the kernel's device): launch()
+  /// checks the arguments, queues the kernel and returns; errors of the
+  /// run come from Stream::synchronize. A launch on views of device memory
+  /// (DeviceBuffer::view) never waits for the device, so it can be
+  /// captured in a CUDA graph; one with host tensors synchronises the
+  /// stream before it returns (cuda stages host tensors through device
+  /// memory). Without a stream (the default) the launch runs to completion.
+  /// Timed launches and counters need no stream.
+  Stream stream;
   /// `sim` only: count what a GPU would do with the launch's memory
   /// accesses, barriers and branches (Kernel::lastCounters). The first such
   /// launch compiles the kernel once more, with branch reports; launches

@@ -33,6 +33,7 @@
 #include "tessera/runtime/Kernel.h"
 #include "tessera/runtime/Program.h"
 #include "tessera/runtime/SimCounters.h"
+#include "tessera/runtime/Stream.h"
 #include "tessera/runtime/Tensor.h"
 
 #include <array>
@@ -138,6 +139,15 @@ public:
   StatusOr<double> timeBatch(DeviceKind device,
                              const std::function<Status()> &enqueue,
                              int launches, bool flushCaches = true);
+
+  /// A new stream on `device` (UNAVAILABLE when the device is).
+  StatusOr<Stream> createStream(DeviceKind device);
+  /// Adopts the application's own stream (a CUstream on `cuda`, such as a
+  /// framework's current stream), which stays the application's: Tessera
+  /// never destroys it. UNIMPLEMENTED on devices without native streams.
+  StatusOr<Stream> wrapStream(DeviceKind device, void *nativeStream);
+  /// An event for streams of `device`.
+  StatusOr<Event> createEvent(DeviceKind device);
 
   CompileCacheStats cacheStats() const;
   unsigned numThreads() const;
