@@ -197,6 +197,97 @@ void BM_CacheHit(benchmark::State &state) {
 BENCHMARK(BM_CacheHit)->Unit(benchmark::kMicrosecond);
 
 //===----------------------------------------------------------------------===//
+// Host launch overhead
+//===----------------------------------------------------------------------===//
+
+/// stream.triad (four launch arguments: a, b, c, scalar) on 1024-element
+/// cpu device buffers: one program instance per launch.
+struct TriadLaunch {
+  std::shared_ptr<Kernel> kernel;
+  DeviceBuffer a, b, c;
+  std::vector<Arg> args;
+};
+
+TriadLaunch &triadLaunch() {
+  static TriadLaunch *t = [] {
+    auto *l = new TriadLaunch;
+    CompileOptions opts;
+    opts.precision = "fp32";
+    l->kernel = kernel("stream", "triad", opts);
+    const int64_t n = 1024;
+    for (DeviceBuffer *b : {&l->a, &l->b, &l->c}) {
+      auto buf = runtime().allocate(DeviceKind::Cpu, n * sizeof(float));
+      if (!buf.ok()) {
+        std::fprintf(stderr, "%s\n", buf.status().toString().c_str());
+        std::exit(1);
+      }
+      *b = std::move(*buf);
+    }
+    l->args = {*l->a.view(DType::F32, {n}), *l->b.view(DType::F32, {n}),
+               *l->c.view(DType::F32, {n}), 2.0};
+    return l;
+  }();
+  return *t;
+}
+
+/// The launch checks alone (argument kinds, dtypes, shapes, grid).
+void BM_LaunchChecks(benchmark::State &state) {
+  TriadLaunch &t = triadLaunch();
+  for (auto _ : state) {
+    auto grid = t.kernel->check(t.args);
+    benchmark::DoNotOptimize(grid);
+  }
+}
+BENCHMARK(BM_LaunchChecks)->Unit(benchmark::kMicrosecond);
+
+/// What a launch costs the host: checks, grid evaluation, argument packing
+/// and queueing on a cpu stream, per launch. The stream's thread runs the
+/// (one-program) kernels meanwhile; the queue is drained every 256 launches
+/// inside the timing, so the figure is a sustained launch rate.
+void BM_LaunchOnStream(benchmark::State &state) {
+  TriadLaunch &t = triadLaunch();
+  auto stream = runtime().createStream(DeviceKind::Cpu);
+  if (!stream.ok()) {
+    state.SkipWithError(stream.status().toString().c_str());
+    return;
+  }
+  LaunchOptions opts;
+  opts.stream = *stream;
+  int64_t queued = 0;
+  for (auto _ : state) {
+    Status s = t.kernel->launch(t.args, opts);
+    if (!s.ok()) {
+      state.SkipWithError(s.toString().c_str());
+      return;
+    }
+    if (++queued % 256 == 0)
+      (void)stream->synchronize();
+  }
+  (void)stream->synchronize();
+  constexpr int kBatch = 4096;
+  double sec = medianSeconds(7, [&] {
+    for (int i = 0; i < kBatch; ++i)
+      (void)t.kernel->launch(t.args, opts);
+    (void)stream->synchronize();
+  });
+  state.counters["per_launch_us"] = sec / kBatch * 1e6;
+  results()["launch/stream"] = sec / kBatch;
+}
+BENCHMARK(BM_LaunchOnStream)->Unit(benchmark::kMicrosecond);
+
+/// The same launches without a stream: each runs to completion.
+void BM_LaunchSynchronous(benchmark::State &state) {
+  TriadLaunch &t = triadLaunch();
+  for (auto _ : state) {
+    Status s = t.kernel->launch(t.args);
+    benchmark::DoNotOptimize(s);
+  }
+  double sec = medianSeconds(2001, [&] { (void)t.kernel->launch(t.args); });
+  results()["launch/sync"] = sec;
+}
+BENCHMARK(BM_LaunchSynchronous)->Unit(benchmark::kMicrosecond);
+
+//===----------------------------------------------------------------------===//
 // GPU path: compile latency (source -> PTX, PTX -> cubin) and sim speed
 //===----------------------------------------------------------------------===//
 
@@ -438,6 +529,10 @@ void printSummary() {
   row("cold compile, gemm (parse..JIT, median)", get("compile/gemm/gemm") * 1e3,
       "ms", 150, true);
   row("compile-cache hit", get("cache_hit") * 1e6, "us", 10, true);
+  row("host launch, 4-arg kernel on a cpu stream", get("launch/stream") * 1e6,
+      "us", 2, true);
+  std::printf("%-44s %12.3f us\n", "  the same launch run to completion",
+              get("launch/sync") * 1e6);
   double gt = get("gemm/tessera"), gb = get("gemm/openblas");
   row("gemm f32 1024^3, tessera / openblas", 100 * gb / gt, "%", 50, false);
   std::printf("%-44s %14.1f GFLOPS (openblas %.1f)\n", "  gemm tessera best",

@@ -159,7 +159,16 @@ StatusOr<Plan> Signature::check(const std::vector<Arg> &args,
   }
   if (info->params.size() > 64)
     return unimplemented("kernels with more than 64 parameters");
-  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  // The shape symbols' values and where each was first bound (the message
+  // is built only when two bindings disagree).
+  struct Bound {
+    const std::string *symbol;
+    int64_t value;
+    const ParamInfo *param;
+    size_t dim;
+  };
+  std::vector<Bound> symbols;
+  symbols.reserve(8);
   for (size_t ai = 0; ai < args.size(); ++ai) {
     const ParamInfo &p = info->params[launchParams[ai]];
     const Arg &a = args[ai];
@@ -213,16 +222,18 @@ StatusOr<Plan> Signature::check(const std::vector<Arg> &args,
                                    (long long)di.fixed, (long long)t->shape[d]);
           continue;
         }
-        auto [it, inserted] =
-            symbols.try_emplace(di.symbol, t->shape[d],
-                                p.name + "' dimension " + std::to_string(d));
-        if (!inserted && it->second.first != t->shape[d])
+        auto it =
+            std::find_if(symbols.begin(), symbols.end(), [&](const Bound &b) {
+              return *b.symbol == di.symbol;
+            });
+        if (it == symbols.end())
+          symbols.push_back({&di.symbol, t->shape[d], &p, d});
+        else if (it->value != t->shape[d])
           return invalidArgument(
-              "shape symbol '%s' is %lld for parameter '%s, but %lld for "
-              "parameter '%s' dimension %zu",
-              di.symbol.c_str(), (long long)it->second.first,
-              it->second.second.c_str(), (long long)t->shape[d], p.name.c_str(),
-              d);
+              "shape symbol '%s' is %lld for parameter '%s' dimension %zu, "
+              "but %lld for parameter '%s' dimension %zu",
+              di.symbol.c_str(), (long long)it->value, it->param->name.c_str(),
+              it->dim, (long long)t->shape[d], p.name.c_str(), d);
       }
       if (!empty && !t->data)
         return invalidArgument("%s has a null data pointer",
@@ -262,25 +273,54 @@ StatusOr<Plan> Signature::check(const std::vector<Arg> &args,
                              paramWhere(p).c_str(), a.describe().c_str());
   }
 
-  // The shape symbols, for the declared grid and the heuristics.
-  std::vector<std::pair<std::string, int64_t>> shapes;
-  if (info->hasGrid || !info->heuristics.empty())
-    for (auto &[sym, v] : symbols)
-      shapes.emplace_back(sym, v.first);
-  if (!info->heuristics.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(auto values,
-                             module->evaluateHeuristics(name, spec, shapes));
-    for (const auto &[n, v] : values) {
-      auto given = spec.constants.find(n);
-      if (given != spec.constants.end() && given->second != v)
-        return invalidArgument(
-            "kernel '%s' was specialised with %s=%s, but its @heuristics "
-            "give %s for this launch's shapes",
-            name.c_str(), n.c_str(), given->second.toString().c_str(),
-            v.toString().c_str());
-      appendHeuristic(out.key.heuristics, n, v);
-    }
+  // What the shape symbols decide (the @heuristics values, the declared
+  // grid) is evaluated once per distinct binding: repeated launches on the
+  // same shapes reuse it.
+  std::sort(symbols.begin(), symbols.end(), [](const Bound &a, const Bound &b) {
+    return *a.symbol < *b.symbol;
+  });
+  std::vector<std::pair<const std::string *, int64_t>> binding;
+  binding.reserve(symbols.size());
+  for (const Bound &b : symbols)
+    binding.emplace_back(b.symbol, b.value);
+  std::shared_ptr<const ShapeFacts> facts;
+  {
+    std::lock_guard<std::mutex> lock(shapeMutex_);
+    if (lastShapes_ && lastShapes_->binding == binding)
+      facts = lastShapes_;
   }
+  if (!facts) {
+    auto f = std::make_shared<ShapeFacts>();
+    f->binding = binding;
+    std::vector<std::pair<std::string, int64_t>> shapes;
+    for (const Bound &b : symbols)
+      shapes.emplace_back(*b.symbol, b.value);
+    if (!info->heuristics.empty()) {
+      auto values = module->evaluateHeuristics(name, spec, shapes);
+      if (!values.ok())
+        f->heuristicsStatus = values.status();
+      for (size_t i = 0; values.ok() && i < values->size(); ++i) {
+        const auto &[n, v] = (*values)[i];
+        auto given = spec.constants.find(n);
+        if (given != spec.constants.end() && given->second != v) {
+          f->heuristicsStatus = invalidArgument(
+              "kernel '%s' was specialised with %s=%s, but its @heuristics "
+              "give %s for this launch's shapes",
+              name.c_str(), n.c_str(), given->second.toString().c_str(),
+              v.toString().c_str());
+          break;
+        }
+        appendHeuristic(f->heuristics, n, v);
+      }
+    }
+    if (module)
+      f->grid = module->evaluateGrid(name, spec, shapes);
+    std::lock_guard<std::mutex> lock(shapeMutex_);
+    lastShapes_ = f;
+    facts = std::move(f);
+  }
+  TESSERA_RETURN_IF_ERROR(facts->heuristicsStatus);
+  out.key.heuristics = facts->heuristics;
   if (opts.grid) {
     out.grid = *opts.grid;
     // An explicit grid within the declared one keeps its guarantees (a
@@ -290,13 +330,15 @@ StatusOr<Plan> Signature::check(const std::vector<Arg> &args,
     if (!module || !info->hasGrid) {
       out.key.declaredGrid = true;
     } else {
-      auto g = module->evaluateGrid(name, spec, shapes);
+      const auto &g = facts->grid;
       out.key.declaredGrid = g.ok();
       for (size_t i = 0; g.ok() && i < 3; ++i)
         out.key.declaredGrid &= out.grid[i] <= (i < g->size() ? (*g)[i] : 1);
     }
   } else {
-    TESSERA_ASSIGN_OR_RETURN(auto g, module->evaluateGrid(name, spec, shapes));
+    if (!facts->grid.ok())
+      return facts->grid.status();
+    const auto &g = *facts->grid;
     for (size_t i = 0; i < 3; ++i)
       out.grid[i] = i < g.size() ? g[i] : 1;
     out.key.declaredGrid = true;

@@ -90,6 +90,16 @@ public:
   tensorOfParam(const std::vector<Arg> &args, int param) const;
 
 private:
+  /// What one binding of the shape symbols (sorted by name) decides.
+  struct ShapeFacts {
+    std::vector<std::pair<const std::string *, int64_t>> binding;
+    Status heuristicsStatus;
+    std::string heuristics;
+    StatusOr<std::vector<int64_t>> grid = internalError("no grid evaluated");
+  };
+  /// The last binding's facts (most launches repeat their shapes).
+  mutable std::mutex shapeMutex_;
+  mutable std::shared_ptr<const ShapeFacts> lastShapes_;
   /// SourceModule::index32GridBound for the index32 variant of a launch,
   /// cached by its `@heuristics` values.
   std::array<int64_t, 3> index32GridBound(const VariantKey &key) const;

@@ -280,6 +280,20 @@ TEST(RuntimeApi, CompileCacheHitsReturnTheSameKernel) {
   EXPECT_NE(k1->get(), k3->get());
 }
 
+// The grid a launch's shapes decide is reused for repeated shapes and
+// re-evaluated when they change (back and forth).
+TEST(RuntimeApi, GridFollowsEachLaunchsShapes) {
+  auto k = compileScale();
+  std::vector<float> x(1000), y(1000);
+  for (int64_t n : {64, 1000, 65, 64, 1000, 0}) {
+    auto grid =
+        k->check({TensorView::contiguous(x.data(), DType::F32, {n}),
+                  TensorView::contiguous(y.data(), DType::F32, {n}), Arg(1.0)});
+    ASSERT_TRUE(grid.ok()) << grid.status().toString();
+    EXPECT_EQ((*grid)[0], (n + 63) / 64) << n;
+  }
+}
+
 TEST(RuntimeApi, WrongDTypeNamesTheParameter) {
   auto k = compileScale();
   std::vector<double> x(10);
