@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Cpu/CpuDevice.h"
+#include "Hal/Device.h"
 
 #include "Core/ThreadPool.h"
 
@@ -18,25 +18,11 @@ using namespace tessera::hal;
 
 namespace {
 
-class CpuExecutable final : public Executable {
-public:
-  explicit CpuExecutable(std::unique_ptr<driver::CpuExecutable> code)
-      : code(std::move(code)) {
-    times = this->code->times();
-    fingerprint = this->code->codeFingerprint();
-  }
-  std::unique_ptr<driver::CpuExecutable> code;
-};
+using CpuExecutable = HostExecutable<driver::CpuExecutable>;
 
-class CpuDevice final : public Device {
+class CpuDevice final : public HostDevice {
 public:
-  explicit CpuDevice(ThreadPool &pool) : pool_(pool) {}
-
-  DeviceKind kind() const override { return DeviceKind::Cpu; }
-  Status status() const override { return okStatus(); }
-  StatusOr<DeviceInfo> info() const override {
-    return hostDeviceInfo(DeviceKind::Cpu, pool_.size());
-  }
+  explicit CpuDevice(ThreadPool &pool) : HostDevice(DeviceKind::Cpu, pool) {}
 
   launch::VariantKey codeKey(const launch::VariantKey &key) const override {
     // Host code depends on unit strides, absent tensors and @heuristics
@@ -51,7 +37,8 @@ public:
           const Specialization &spec, bool) override {
     TESSERA_ASSIGN_OR_RETURN(auto code,
                              driver::compileForCpu(module, kernel, spec));
-    return std::make_shared<CpuExecutable>(std::move(code));
+    return std::shared_ptr<Executable>(
+        std::make_shared<CpuExecutable>(std::move(code)));
   }
 
   Status run(const KernelLaunch &l) override {
@@ -91,13 +78,6 @@ public:
               double(l.launches);
     return okStatus();
   }
-
-  StatusOr<std::unique_ptr<Memory>> allocate(size_t bytes) override {
-    return allocateHostMemory(DeviceKind::Cpu, bytes);
-  }
-
-private:
-  ThreadPool &pool_;
 };
 
 } // namespace

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Cuda/CudaHalDevice.h"
+#include "Hal/Device.h"
 
 #include "Cuda/CudaDevice.h"
 #include "Cuda/CudaDriver.h"

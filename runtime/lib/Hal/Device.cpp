@@ -2,9 +2,7 @@
 
 #include "Hal/Device.h"
 
-#include "Cpu/CpuDevice.h"
-#include "Cuda/CudaHalDevice.h"
-#include "Sim/SimDevice.h"
+#include "Core/ThreadPool.h"
 #include "tessera/Support/Host.h"
 
 #include <chrono>
@@ -226,26 +224,25 @@ private:
 };
 } // namespace
 
-StatusOr<std::unique_ptr<Memory>> hal::allocateHostMemory(DeviceKind kind,
-                                                          size_t bytes) {
+StatusOr<std::unique_ptr<Memory>> HostDevice::allocate(size_t bytes) {
   if (bytes > std::numeric_limits<size_t>::max() - 64)
     return resourceExhausted("cannot allocate %zu bytes", bytes);
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded);
   if (!p)
     return resourceExhausted("cannot allocate %zu bytes of %s memory", bytes,
-                             deviceKindName(kind));
+                             deviceKindName(kind_));
   return std::unique_ptr<Memory>(std::make_unique<HostMemory>(p));
 }
 
-DeviceInfo hal::hostDeviceInfo(DeviceKind kind, unsigned threads) {
+StatusOr<DeviceInfo> HostDevice::info() const {
   DeviceInfo d;
-  d.kind = kind;
+  d.kind = kind_;
   d.name = hostCpuModelName();
   if (d.name.empty())
     d.name = "unknown CPU";
   d.arch = "host";
-  d.computeUnits = int(threads);
+  d.computeUnits = int(pool_.size());
   return d;
 }
 

@@ -145,12 +145,40 @@ public:
 /// device opens the GPU on first use; its status says when it cannot).
 std::unique_ptr<Device> createDevice(DeviceKind kind, ThreadPool &pool);
 
-/// Host memory (64-byte aligned) for the devices that run on the host.
-StatusOr<std::unique_ptr<Memory>> allocateHostMemory(DeviceKind kind,
-                                                     size_t bytes);
+/// The implementations createDevice chooses from (Cpu/, Sim/, Cuda/).
+std::unique_ptr<Device> createCpuDevice(ThreadPool &pool);
+std::unique_ptr<Device> createSimDevice(ThreadPool &pool);
+std::unique_ptr<Device> createCudaDevice();
 
-/// Host information shared by the devices that run on the host.
-DeviceInfo hostDeviceInfo(DeviceKind kind, unsigned threads);
+/// The executable of a device that runs on the host: driver code (a
+/// driver::CpuExecutable or driver::SimExecutable) with its compile times
+/// and fingerprint.
+template <typename Code> class HostExecutable final : public Executable {
+public:
+  explicit HostExecutable(std::unique_ptr<Code> compiled)
+      : code(std::move(compiled)) {
+    times = code->times();
+    fingerprint = code->codeFingerprint();
+  }
+  std::unique_ptr<Code> code;
+};
+
+/// What the devices that run on the host share: always available, host
+/// memory, the runtime's thread pool, host queues and markers.
+class HostDevice : public Device {
+public:
+  HostDevice(DeviceKind kind, ThreadPool &pool) : pool_(pool), kind_(kind) {}
+  DeviceKind kind() const override { return kind_; }
+  Status status() const override { return okStatus(); }
+  StatusOr<DeviceInfo> info() const override;
+  StatusOr<std::unique_ptr<Memory>> allocate(size_t bytes) override;
+
+protected:
+  ThreadPool &pool_;
+
+private:
+  DeviceKind kind_;
+};
 
 /// Whether any tensor argument is host memory (not a device buffer's view).
 bool hasHostTensors(const std::vector<Arg> &args);

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Sim/SimDevice.h"
+#include "Hal/Device.h"
 
 #include "Core/ThreadPool.h"
 #include "Sim/FiberScheduler.h"
@@ -86,25 +86,11 @@ SimCounters publicCounters(const sim::LaunchCounts &counts,
   return out;
 }
 
-class SimExecutable final : public Executable {
-public:
-  explicit SimExecutable(std::unique_ptr<driver::SimExecutable> code)
-      : code(std::move(code)) {
-    times = this->code->times();
-    fingerprint = this->code->codeFingerprint();
-  }
-  std::unique_ptr<driver::SimExecutable> code;
-};
+using SimExecutable = HostExecutable<driver::SimExecutable>;
 
-class SimDevice final : public Device {
+class SimDevice final : public HostDevice {
 public:
-  explicit SimDevice(ThreadPool &pool) : pool_(pool) {}
-
-  DeviceKind kind() const override { return DeviceKind::Sim; }
-  Status status() const override { return okStatus(); }
-  StatusOr<DeviceInfo> info() const override {
-    return hostDeviceInfo(DeviceKind::Sim, pool_.size());
-  }
+  explicit SimDevice(ThreadPool &pool) : HostDevice(DeviceKind::Sim, pool) {}
   bool countsAccesses() const override { return true; }
 
   StatusOr<std::shared_ptr<Executable>>
@@ -114,7 +100,8 @@ public:
                              driver::compileForSim(module, kernel, spec,
                                                    sim::runtimeSymbols(),
                                                    "sm_90a", counters));
-    return std::make_shared<SimExecutable>(std::move(code));
+    return std::shared_ptr<Executable>(
+        std::make_shared<SimExecutable>(std::move(code)));
   }
 
   Status run(const KernelLaunch &l) override {
@@ -154,10 +141,6 @@ public:
     return okStatus();
   }
 
-  StatusOr<std::unique_ptr<Memory>> allocate(size_t bytes) override {
-    return allocateHostMemory(DeviceKind::Sim, bytes);
-  }
-
 private:
   /// One launch of sim variant `exe` on `args` (flattened: `argSlots`);
   /// with `counted`, its counts go there.
@@ -165,7 +148,6 @@ private:
                  const std::vector<Arg> &args, const launch::Plan &plan,
                  const SimExecutable &exe, const std::vector<int64_t> &argSlots,
                  SimCounters *counted) const;
-  ThreadPool &pool_;
 };
 
 Status SimDevice::runOnce(const launch::Signature &signature,
