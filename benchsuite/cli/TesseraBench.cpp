@@ -137,6 +137,9 @@ std::string defaultKernelsDir() {
 } // namespace
 
 int main(int argc, char **argv) {
+  // The benchmarks report cold compile times per stage: kernels are not
+  // loaded from the disk cache unless TESSERA_KERNEL_CACHE says otherwise.
+  ::setenv("TESSERA_KERNEL_CACHE", "off", /*overwrite=*/0);
   CLI::App app{"Tessera's benchmark suite"};
   app.require_subcommand(1);
   std::string kernelsDir = defaultKernelsDir();

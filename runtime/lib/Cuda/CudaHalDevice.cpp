@@ -10,12 +10,16 @@
 
 #include "Hal/Device.h"
 
+#include "Cache/DiskCache.h"
+#include "Cache/KernelArtifact.h"
+
 #include "Cuda/CudaDevice.h"
 #include "Cuda/CudaDriver.h"
 #include "tessera/Support/Hash.h"
 #include "tessera/Target/CUDA/Nvrtc.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -159,51 +163,52 @@ public:
   compile(const driver::SourceModule &module, const std::string &name,
           const Specialization &s, bool) override {
     TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
+    const std::string arch = dev->properties().archName();
+    // A variant compiled before, by this build, for this architecture, is
+    // loaded from the disk cache with no compile at all.
+    DiskCache *disk = diskCache();
+    std::string key;
+    if (disk) {
+      key = kernelArtifactKey("cuda", arch, module.sourceHash(), name, s);
+      if (auto bytes = disk->get(key))
+        if (auto art = KernelArtifact::unpack(*bytes)) {
+          auto exe = load(dev, name, *art);
+          if (exe.ok())
+            return exe;
+        }
+    }
     driver::GpuEmitOptions gpu;
-    gpu.arch = dev->properties().archName();
+    gpu.arch = arch;
     driver::GpuResources r;
-    auto exe = std::make_shared<CudaExecutable>();
+    driver::StageTimes times;
     // A cubin when an assembler is available; otherwise PTX, which the
     // driver compiles when it loads the module.
-    auto image = driver::emit(module, name, s, driver::EmitKind::Cubin,
-                              &exe->times, gpu, &r);
+    auto image =
+        driver::emit(module, name, s, driver::EmitKind::Cubin, &times, gpu, &r);
     if (!image.ok() && image.status().code() == StatusCode::kUnavailable)
-      image = driver::emit(module, name, s, driver::EmitKind::PTX, &exe->times,
-                           gpu, &r);
+      image =
+          driver::emit(module, name, s, driver::EmitKind::PTX, &times, gpu, &r);
     if (!image.ok())
       return image.status();
-    exe->fingerprint = fnv1a(*image);
-    TESSERA_ASSIGN_OR_RETURN(exe->module, dev->loadModule(*image));
-    TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(name));
-    exe->block = {r.blockSize, 1, 1};
-    exe->sharedBytes = r.tileSharedBytes;
-    exe->tensorMaps = r.tensorMaps;
-    exe->schedule = r.schedule;
     if (r.blockSize <= 0)
       return internalError("kernel '%s': no block size from the GPU "
                            "mapping",
                            name.c_str());
-    // Dynamic (the tiles) and static (mbarriers) shared memory.
-    if (exe->sharedBytes + r.sharedBytes >
-        dev->properties().maxSharedPerBlockOptin)
-      return Status(
-          StatusCode::kResourceExhausted,
-          "kernel '" + name + "' needs " +
-              std::to_string(exe->sharedBytes + r.sharedBytes) +
-              " bytes of shared memory per block; the device "
-              "allows " +
-              std::to_string(dev->properties().maxSharedPerBlockOptin));
-    if (exe->sharedBytes > 48 * 1024)
-      TESSERA_RETURN_IF_ERROR(
-          dev->setMaxDynamicSharedMemory(exe->function, int(exe->sharedBytes)));
-    if (exe->schedule.persistent) {
-      TESSERA_ASSIGN_OR_RETURN(
-          int perSm, dev->activeBlocksPerSm(exe->function, r.blockSize,
-                                            size_t(exe->sharedBytes)));
-      exe->residentBlocks =
-          int64_t(std::max(perSm, 1)) * dev->properties().smCount;
-    }
-    return std::shared_ptr<Executable>(std::move(exe));
+    KernelArtifact art;
+    art.image = std::move(*image);
+    art.blockSize = r.blockSize;
+    art.tileSharedBytes = r.tileSharedBytes;
+    art.staticSharedBytes = r.sharedBytes;
+    art.tensorMaps = r.tensorMaps;
+    art.schedule = r.schedule;
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
+                             load(dev, name, art));
+    exe->times = times;
+    // The cache is an optimisation: a write that fails costs a compile
+    // next time, nothing else.
+    if (disk)
+      (void)disk->put(key, art.pack());
+    return exe;
   }
 
   StatusOr<std::shared_ptr<Executable>>
@@ -246,6 +251,58 @@ public:
   }
 
 private:
+  /// Loads `art` on `dev` as kernel `name`, checking its shared memory
+  /// against the device's.
+  StatusOr<std::shared_ptr<Executable>> load(cuda::CudaDevice *dev,
+                                             const std::string &name,
+                                             const KernelArtifact &art) {
+    auto exe = std::make_shared<CudaExecutable>();
+    exe->fingerprint = fnv1a(art.image);
+    exe->block = {art.blockSize, 1, 1};
+    exe->sharedBytes = art.tileSharedBytes;
+    exe->tensorMaps = art.tensorMaps;
+    exe->schedule = art.schedule;
+    // Dynamic (the tiles) and static (mbarriers) shared memory.
+    int64_t shared = art.tileSharedBytes + art.staticSharedBytes;
+    if (shared > dev->properties().maxSharedPerBlockOptin)
+      return Status(
+          StatusCode::kResourceExhausted,
+          "kernel '" + name + "' needs " + std::to_string(shared) +
+              " bytes of shared memory per block; the device "
+              "allows " +
+              std::to_string(dev->properties().maxSharedPerBlockOptin));
+    TESSERA_ASSIGN_OR_RETURN(exe->module, dev->loadModule(art.image));
+    TESSERA_ASSIGN_OR_RETURN(exe->function, exe->module.kernel(name));
+    if (exe->sharedBytes > 48 * 1024)
+      TESSERA_RETURN_IF_ERROR(
+          dev->setMaxDynamicSharedMemory(exe->function, int(exe->sharedBytes)));
+    if (exe->schedule.persistent) {
+      TESSERA_ASSIGN_OR_RETURN(
+          int perSm, dev->activeBlocksPerSm(exe->function, art.blockSize,
+                                            size_t(exe->sharedBytes)));
+      exe->residentBlocks =
+          int64_t(std::max(perSm, 1)) * dev->properties().smCount;
+    }
+    return std::shared_ptr<Executable>(std::move(exe));
+  }
+  /// The disk cache of compiled kernels ($TESSERA_CACHE_DIR/kernels or
+  /// ~/.cache/tessera/kernels; TESSERA_KERNEL_CACHE=off turns it off), or
+  /// null when it is off or cannot be opened.
+  DiskCache *diskCache() {
+    std::call_once(diskOnce_, [this] {
+      const char *env = std::getenv("TESSERA_KERNEL_CACHE");
+      if (env &&
+          (std::string_view(env) == "off" || std::string_view(env) == "0"))
+        return;
+      auto c = DiskCache::open({});
+      if (c.ok())
+        disk_ = std::move(*c);
+    });
+    return disk_.get();
+  }
+  std::once_flag diskOnce_;
+  std::unique_ptr<DiskCache> disk_;
+
   /// Device 0, opened on first use; the status says why it cannot be used.
   StatusOr<cuda::CudaDevice *> open() const {
     std::lock_guard<std::mutex> lock(openMutex_);

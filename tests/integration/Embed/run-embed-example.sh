@@ -24,10 +24,11 @@ cmake -S "$src/examples/embed" -B "$work/build" "${generator[@]}" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
 # The example loads the installed library (not the build tree's).
-if ! ldd "$work/build/embed_example" |
-    grep -q "libtessera_runtime.so.* => $prefix/lib/"; then
+# (ldd's output is read whole: grep -q stopping early would fail the pipe.)
+libs=$(ldd "$work/build/embed_example")
+if ! grep -q "libtessera_runtime.so.* => $prefix/lib/" <<< "$libs"; then
   echo "embed_example does not load the installed runtime:"
-  ldd "$work/build/embed_example"
+  echo "$libs"
   exit 1
 fi
 for device in cpu sim cuda; do
