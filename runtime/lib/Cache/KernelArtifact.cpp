@@ -85,8 +85,13 @@ const std::string &tessera::buildIdentity() {
         info.dli_fname)
       file = info.dli_fname;
     struct stat st {};
-    if (::stat(file.c_str(), &st) != 0)
-      return file;
+    // The main program may be named as it was started (or not at all):
+    // then the executable itself.
+    if (::stat(file.c_str(), &st) != 0) {
+      file = "/proc/self/exe";
+      if (::stat(file.c_str(), &st) != 0)
+        return file;
+    }
     return file + ":" + std::to_string(st.st_size) + ":" +
            std::to_string(st.st_mtim.tv_sec) + "." +
            std::to_string(st.st_mtim.tv_nsec);

@@ -97,9 +97,10 @@ public:
     const cuda::CudaDriverApi &api = dev->api();
     cuda::CuResult r = api.cuLaunchHostFunc(stream_.get(), call, owned);
     if (r != 0) {
+      // Not queued: the function is ours to free.
       delete owned;
-      TESSERA_CU_RETURN_IF_ERROR(api, cuLaunchHostFunc, stream_.get(), call,
-                                 nullptr);
+      return cuda::cudaResultToStatus(api, r, "cuLaunchHostFunc", __FILE__,
+                                      __LINE__);
     }
     return okStatus();
   }
