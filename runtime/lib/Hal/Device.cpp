@@ -39,11 +39,16 @@ public:
   }
 
   Status enqueue(std::function<Status()> task) {
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       tasks_.push_back(std::move(task));
+      // A busy worker takes the task when it is done with the current one:
+      // only a waiting worker needs the (system call) wake-up.
+      wake = waiting_;
     }
-    wake_.notify_all();
+    if (wake)
+      wake_.notify_one();
     return okStatus();
   }
   Status synchronize() override {
@@ -66,7 +71,9 @@ private:
   void serve() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+      waiting_ = true;
       wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      waiting_ = false;
       if (tasks_.empty())
         return; // stopping, nothing left
       std::function<Status()> task = std::move(tasks_.front());
@@ -86,7 +93,7 @@ private:
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<std::function<Status()>> tasks_;
-  bool running_ = false, stopping_ = false;
+  bool running_ = false, stopping_ = false, waiting_ = false;
   Status firstError_;
   std::thread worker_; // last: starts after the members it uses
 };
