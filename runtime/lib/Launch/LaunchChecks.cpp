@@ -362,9 +362,6 @@ StatusOr<Plan> Signature::check(const std::vector<Arg> &args,
       if (out.grid[i] > bound[i])
         out.key.index32 = false;
   }
-  // What the kernel receives as given (a device that moves the tensors
-  // tests its copies instead).
-  out.key.alignedMask = alignedMask(args);
   return out;
 }
 

@@ -43,8 +43,9 @@ struct VariantKey {
 };
 
 /// A checked launch: its grid of program instances and the variant it
-/// takes (whose aligned mask is that of the arguments as given; a device
-/// that moves them recomputes it).
+/// takes. The aligned mask is left to the device (Signature::alignedMask of
+/// the tensors its code receives): host code ignores it, cuda tests its
+/// staged copies.
 struct Plan {
   std::array<int64_t, 3> grid{1, 1, 1};
   VariantKey key;

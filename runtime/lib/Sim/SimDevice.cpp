@@ -105,8 +105,12 @@ public:
   }
 
   Status run(const KernelLaunch &l) override {
+    // The sim's code reads the arguments as given: their alignment picks
+    // the variant.
+    launch::VariantKey key = l.plan.key;
+    key.alignedMask = l.signature.alignedMask(l.args);
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
-                             l.variant(l.plan.key, l.counters));
+                             l.variant(key, l.counters));
     const auto &sim = static_cast<const SimExecutable &>(*exe);
     std::vector<int64_t> slots = l.signature.flatten(l.args);
     if (l.queue) {
