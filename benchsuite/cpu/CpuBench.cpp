@@ -11,6 +11,7 @@
 #include "Loops.h"
 #include "OpenBlas.h"
 #include "tessera/Driver/Driver.h"
+#include "tessera/Support/Files.h"
 #include "tessera/runtime/Runtime.h"
 
 #include <benchmark/benchmark.h>
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -300,6 +302,96 @@ void BM_LaunchSynchronous(benchmark::State &state) {
 BENCHMARK(BM_LaunchSynchronous)->Unit(benchmark::kMicrosecond);
 
 //===----------------------------------------------------------------------===//
+// Start-up: the first launch of a kernel whose code was compiled before
+//===----------------------------------------------------------------------===//
+
+/// The time from a new Runtime (made outside the clock, as an application
+/// makes one at start) to the end of the first launch of stream.triad:
+/// `prepare` (load a bundle, or nothing), the source loaded, the kernel
+/// "compiled" (its code loaded), one launch on 1024-element host vectors.
+/// Returns the median over `reps` runtimes, and fails when any of them
+/// compiled.
+StatusOr<double>
+firstLaunchSeconds(int reps, const std::function<Status(Runtime &)> &prepare) {
+  std::string text = readFile(kernelsDir() + "/stream.tile");
+  std::vector<float> a(1024, 1.0f), b(1024, 2.0f), c(1024, 0.0f);
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    Runtime rt(RuntimeOptions{1});
+    auto t0 = std::chrono::steady_clock::now();
+    TESSERA_RETURN_IF_ERROR(prepare(rt));
+    auto t1 = std::chrono::steady_clock::now();
+    TESSERA_ASSIGN_OR_RETURN(auto prog, rt.loadSource("stream.tile", text));
+    auto t2 = std::chrono::steady_clock::now();
+    TESSERA_ASSIGN_OR_RETURN(auto k,
+                             rt.compile(*prog, "triad", {.precision = "fp32"}));
+    auto t3 = std::chrono::steady_clock::now();
+    if (std::getenv("TESSERA_BENCH_VERBOSE"))
+      std::fprintf(stderr, "prepare %.3f parse %.3f compile %.3f ms\n",
+                   std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                   std::chrono::duration<double, std::milli>(t2 - t1).count(),
+                   std::chrono::duration<double, std::milli>(t3 - t2).count());
+    TESSERA_RETURN_IF_ERROR(k->launch(
+        {TensorView::contiguous(a.data(), DType::F32, {1024}),
+         TensorView::contiguous(b.data(), DType::F32, {1024}),
+         TensorView::contiguous(c.data(), DType::F32, {1024}), Arg(2.0)}));
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count());
+    if (rt.cacheStats().compiles != 0)
+      return internalError("a warmed start compiled %llu kernel variants",
+                           (unsigned long long)rt.cacheStats().compiles);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// The first launch from a deployment bundle, and from the disk cache.
+void BM_FirstLaunchWarmed(benchmark::State &state) {
+  auto dir = TempDir::create("cpubench");
+  if (!dir.ok()) {
+    state.SkipWithError(dir.status().toString().c_str());
+    return;
+  }
+  ::setenv("TESSERA_CACHE_DIR", dir->path().c_str(), 1);
+  std::string bundle = dir->file("triad.tsbundle");
+  {
+    // Warm up: compile once (filling the disk cache) and write a bundle.
+    Runtime rt(RuntimeOptions{1});
+    auto prog =
+        rt.loadSource("stream.tile", readFile(kernelsDir() + "/stream.tile"));
+    auto k = prog.ok() ? rt.compile(**prog, "triad", {.precision = "fp32"})
+                       : StatusOr<std::shared_ptr<Kernel>>(prog.status());
+    Status s = k.ok() ? rt.saveBundle(bundle, {*k}) : k.status();
+    if (!s.ok()) {
+      state.SkipWithError(s.toString().c_str());
+      return;
+    }
+  }
+  StatusOr<double> fromBundle = 0.0, fromDisk = 0.0;
+  for (auto _ : state) {
+    ::setenv("TESSERA_KERNEL_CACHE", "off", 1);
+    fromBundle = firstLaunchSeconds(21, [&](Runtime &rt) {
+      auto info = rt.loadBundle(bundle);
+      return info.ok() ? okStatus() : info.status();
+    });
+    ::unsetenv("TESSERA_KERNEL_CACHE");
+    fromDisk = firstLaunchSeconds(21, [](Runtime &) { return okStatus(); });
+  }
+  ::unsetenv("TESSERA_CACHE_DIR");
+  if (!fromBundle.ok() || !fromDisk.ok()) {
+    state.SkipWithError(
+        (fromBundle.ok() ? fromDisk : fromBundle).status().toString().c_str());
+    return;
+  }
+  state.counters["bundle_ms"] = *fromBundle * 1e3;
+  state.counters["disk_ms"] = *fromDisk * 1e3;
+  results()["first_launch/bundle"] = *fromBundle;
+  results()["first_launch/disk"] = *fromDisk;
+}
+BENCHMARK(BM_FirstLaunchWarmed)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+//===----------------------------------------------------------------------===//
 // GPU path: compile latency (source -> PTX, PTX -> cubin) and sim speed
 //===----------------------------------------------------------------------===//
 
@@ -548,6 +640,10 @@ void printSummary() {
               get("launch/sustained") * 1e6);
   std::printf("%-44s %12.3f us\n", "  the same launch run to completion",
               get("launch/sync") * 1e6);
+  row("first launch of a warmed kernel, from a bundle",
+      get("first_launch/bundle") * 1e3, "ms", 1, true);
+  row("first launch of a warmed kernel, from disk",
+      get("first_launch/disk") * 1e3, "ms", 1, true);
   double gt = get("gemm/tessera"), gb = get("gemm/openblas");
   row("gemm f32 1024^3, tessera / openblas", 100 * gb / gt, "%", 50, false);
   std::printf("%-44s %14.1f GFLOPS (openblas %.1f)\n", "  gemm tessera best",

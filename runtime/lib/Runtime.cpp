@@ -8,7 +8,10 @@
 
 #include "tessera/runtime/Runtime.h"
 
+#include "Cache/Bundle.h"
+#include "Cache/CodeCache.h"
 #include "Cache/CompileCache.h"
+#include "Cache/KernelArtifact.h"
 #include "Core/ThreadPool.h"
 #include "DeviceBufferImpl.h"
 #include "Hal/Device.h"
@@ -18,6 +21,8 @@
 
 #include <array>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 using namespace tessera;
@@ -31,6 +36,7 @@ struct Runtime::Impl {
   ThreadPool pool;
   std::array<std::unique_ptr<hal::Device>, 3> devices;
   CompileCache cache;
+  CodeCache code;
 
   hal::Device &device(DeviceKind k) { return *devices[size_t(k)]; }
 };
@@ -86,6 +92,7 @@ Runtime::compile(const Program &program, const std::string &kernel,
   }
   auto impl = std::make_unique<Kernel::Impl>();
   impl->device = &dev;
+  impl->code = &impl_->code;
   launch::Signature &sig = impl->signature;
   sig.name = kernel;
   sig.info = info;
@@ -161,6 +168,7 @@ Runtime::compileCuda(const CudaKernelSource &src, DeviceKind device) {
 
   auto impl = std::make_unique<Kernel::Impl>();
   impl->device = &impl_->device(device);
+  impl->code = &impl_->code;
   launch::Signature &sig = impl->signature;
   sig.name = ident;
   sig.info = info;
@@ -211,7 +219,115 @@ StatusOr<Event> Runtime::createEvent(DeviceKind device) {
   return Event(std::move(impl));
 }
 
-CompileCacheStats Runtime::cacheStats() const { return impl_->cache.stats(); }
+CompileCacheStats Runtime::cacheStats() const {
+  CompileCacheStats s = impl_->cache.stats();
+  CodeCache::Counts c = impl_->code.counts();
+  s.compiles = c.compiles;
+  s.diskLoads = c.diskLoads;
+  s.bundleLoads = c.bundleLoads;
+  return s;
+}
+
+StatusOr<BundleInfo> Runtime::loadBundle(const std::string &path) {
+  TESSERA_ASSIGN_OR_RETURN(BundleContents bundle, readBundle(path));
+  if (bundle.compiler != compilerVersion())
+    return failedPrecondition(
+        "bundle '%s' was written by Tessera %s; this is Tessera %s: its "
+        "kernels compile on first use instead",
+        path.c_str(), bundle.compiler.c_str(), compilerVersion());
+  // Each device's code target, or why it has none.
+  std::map<std::string, StatusOr<std::string>> targets;
+  BundleInfo info;
+  std::vector<std::pair<std::string, std::string>> usable;
+  std::set<std::string> skipped;
+  for (BundleCode &c : bundle.code) {
+    std::optional<DeviceKind> kind = parseDeviceKind(c.device);
+    if (!kind) {
+      skipped.insert(formatString("code for device '%s' (unknown here)",
+                                  c.device.c_str()));
+      continue;
+    }
+    auto it = targets.find(c.device);
+    if (it == targets.end()) {
+      hal::Device &dev = impl_->device(*kind);
+      Status st = dev.status();
+      it = targets
+               .emplace(c.device,
+                        st.ok() ? dev.codeTarget() : StatusOr<std::string>(st))
+               .first;
+    }
+    if (!it->second.ok()) {
+      skipped.insert(formatString("%s code for %s (%s)", c.device.c_str(),
+                                  c.target.c_str(),
+                                  it->second.status().message().c_str()));
+      continue;
+    }
+    if (*it->second != c.target) {
+      skipped.insert(formatString("%s code for %s (this machine's %s code "
+                                  "is for %s)",
+                                  c.device.c_str(), c.target.c_str(),
+                                  c.device.c_str(), it->second->c_str()));
+      continue;
+    }
+    usable.emplace_back(std::move(c.key), std::move(c.code));
+  }
+  info.skipped.assign(skipped.begin(), skipped.end());
+  if (usable.empty() && !bundle.code.empty()) {
+    std::string why;
+    for (const std::string &s : info.skipped)
+      why += (why.empty() ? "" : "; ") + s;
+    return failedPrecondition("bundle '%s' holds no code this machine can "
+                              "use: %s. Its kernels compile on first use "
+                              "instead",
+                              path.c_str(), why.c_str());
+  }
+  for (auto &[key, code] : usable)
+    impl_->code.addBundled(std::move(key), std::move(code));
+  info.kernels = usable.size();
+  info.tuningRecords = std::move(bundle.tuningRecords);
+  return info;
+}
+
+Status Runtime::saveBundle(const std::string &path,
+                           const std::vector<std::shared_ptr<Kernel>> &kernels,
+                           const std::string &tuningRecords) {
+  BundleContents bundle;
+  bundle.compiler = compilerVersion();
+  bundle.tuningRecords = tuningRecords;
+  std::set<std::string> keys;
+  for (const std::shared_ptr<Kernel> &k : kernels) {
+    if (!k)
+      return invalidArgument("saveBundle: a null kernel");
+    Kernel::Impl &impl = *k->impl_;
+    if (impl.fixed)
+      return invalidArgument("kernel '%s' is CUDA C++: bundles hold "
+                             "tile-language kernels",
+                             impl.name().c_str());
+    hal::Device &dev = *impl.device;
+    TESSERA_ASSIGN_OR_RETURN(std::string target, dev.codeTarget());
+    if (target.empty())
+      return invalidArgument("kernel '%s': %s code cannot be stored in a "
+                             "bundle",
+                             impl.name().c_str(), deviceKindName(dev.kind()));
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    const launch::Signature &sig = impl.signature;
+    for (const auto &[codeKey, exe] : impl.variants) {
+      BundleCode c;
+      c.device = deviceKindName(dev.kind());
+      c.target = target;
+      c.kernel = impl.name();
+      c.key = kernelArtifactKey(
+          c.device, target, sig.module->sourceHash(), c.kernel,
+          launch::variantSpec(sig.spec, *sig.info, codeKey),
+          /*thisBuild=*/false);
+      if (!keys.insert(c.key).second)
+        continue;
+      TESSERA_ASSIGN_OR_RETURN(c.code, dev.pack(*exe));
+      bundle.code.push_back(std::move(c));
+    }
+  }
+  return writeBundle(path, bundle);
+}
 
 StatusOr<double> Runtime::timeBatch(DeviceKind device,
                                     const std::function<Status()> &enqueue,

@@ -21,8 +21,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 
 using namespace tessera;
 using namespace tessera::driver;
@@ -671,6 +674,87 @@ uint64_t CpuExecutable::codeFingerprint() const { return impl_->fingerprint; }
 void CpuExecutable::run(void **args, int64_t begin, int64_t end,
                         const int64_t grid[3]) const {
   impl_->jit->run(args, begin, end, grid);
+}
+
+namespace {
+constexpr const char *kCpuExecutableMagic = "tessera-cpu-executable 1";
+} // namespace
+
+std::string CpuExecutable::serialize() const {
+  const cpu::ObjectCode &code = impl_->jit->code();
+  std::string out = formatString(
+      "%s\n%s\n%zu %d %d %016llx %zu\n", kCpuExecutableMagic,
+      code.entry.c_str(), code.numArgs, impl_->numWarps, impl_->numStages,
+      (unsigned long long)impl_->fingerprint, impl_->abi.size());
+  for (const AbiArg &a : impl_->abi)
+    out += formatString("%d %d %d %d %d\n", a.param, int(a.isTensor),
+                        int(a.dtype), a.rank, int(a.unitInnerStride));
+  out += formatString("%zu\n", code.object.size());
+  out += code.object;
+  return out;
+}
+
+StatusOr<std::unique_ptr<CpuExecutable>>
+driver::loadCpuExecutable(std::string_view bytes) {
+  auto bad = [](const char *what) {
+    return invalidArgument("not a serialized cpu executable (%s)", what);
+  };
+  size_t pos = 0;
+  // The next line, without its newline; nothing at the end of the bytes.
+  auto line = [&]() -> std::optional<std::string> {
+    size_t nl = bytes.find('\n', pos);
+    if (nl == std::string_view::npos)
+      return std::nullopt;
+    std::string l(bytes.substr(pos, nl - pos));
+    pos = nl + 1;
+    return l;
+  };
+  std::optional<std::string> magic = line();
+  if (!magic || *magic != kCpuExecutableMagic)
+    return bad("header");
+  auto impl = std::make_unique<CpuExecutable::Impl>();
+  cpu::ObjectCode code;
+  std::optional<std::string> entry = line();
+  std::optional<std::string> facts = line();
+  if (!entry || entry->empty() || !facts)
+    return bad("entry");
+  code.entry = *entry;
+  unsigned long long fingerprint = 0;
+  size_t numAbi = 0;
+  if (std::sscanf(facts->c_str(), "%zu %d %d %llx %zu", &code.numArgs,
+                  &impl->numWarps, &impl->numStages, &fingerprint,
+                  &numAbi) != 5 ||
+      numAbi > code.numArgs)
+    return bad("facts");
+  impl->fingerprint = fingerprint;
+  for (size_t i = 0; i < numAbi; ++i) {
+    std::optional<std::string> l = line();
+    AbiArg a;
+    int tensor = 0, dtype = 0, unit = 0;
+    if (!l ||
+        std::sscanf(l->c_str(), "%d %d %d %d %d", &a.param, &tensor, &dtype,
+                    &a.rank, &unit) != 5 ||
+        dtype < 0 || dtype >= int(std::size(kAllDTypes)))
+      return bad("arguments");
+    a.isTensor = tensor != 0;
+    a.dtype = DType(dtype);
+    a.unitInnerStride = unit != 0;
+    impl->abi.push_back(a);
+  }
+  std::optional<std::string> size = line();
+  size_t objectBytes = 0;
+  if (!size || std::sscanf(size->c_str(), "%zu", &objectBytes) != 1 ||
+      objectBytes != bytes.size() - pos)
+    return bad("object size");
+  code.object = std::string(bytes.substr(pos));
+  auto t0 = std::chrono::steady_clock::now();
+  TESSERA_ASSIGN_OR_RETURN(impl->jit, cpu::JitKernel::load(std::move(code)));
+  impl->times.codegen = millisSince(t0);
+  return std::make_unique<CpuExecutable>(std::move(impl));
+}
+
+StatusOr<std::string> driver::cpuCodeTarget() {
+  return cpu::objectCodeTarget();
 }
 
 StatusOr<std::unique_ptr<CpuExecutable>>

@@ -2,10 +2,12 @@
 
 #include "tessera/Support/Files.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +42,43 @@ Status tessera::writeFile(const std::string &path, std::string_view contents) {
   if (!ok)
     return internalError("cannot write '%s'", path.c_str());
   return okStatus();
+}
+
+Status
+tessera::writeFileAtomically(const std::string &path,
+                             std::initializer_list<std::string_view> parts,
+                             unsigned mode) {
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(counter.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  mode_t(mode));
+  if (fd < 0)
+    return unavailable("cannot create '%s': %s", tmp.c_str(),
+                       std::strerror(errno));
+  Status s = okStatus();
+  for (std::string_view bytes : parts) {
+    while (s.ok() && !bytes.empty()) {
+      ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        s = unavailable("cannot write '%s': %s", tmp.c_str(),
+                        std::strerror(n < 0 ? errno : ENOSPC));
+      else
+        bytes.remove_prefix(size_t(n));
+    }
+  }
+  if (s.ok() && ::fsync(fd) != 0)
+    s = unavailable("cannot sync '%s': %s", tmp.c_str(), std::strerror(errno));
+  if (::close(fd) != 0 && s.ok())
+    s = unavailable("cannot close '%s': %s", tmp.c_str(), std::strerror(errno));
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    s = unavailable("cannot rename '%s' to '%s': %s", tmp.c_str(), path.c_str(),
+                    std::strerror(errno));
+  if (!s.ok())
+    ::unlink(tmp.c_str());
+  return s;
 }
 
 bool tessera::isExecutable(const std::string &path) {

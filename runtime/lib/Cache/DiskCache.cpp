@@ -2,6 +2,8 @@
 
 #include "Cache/DiskCache.h"
 
+#include "tessera/Support/Files.h"
+
 #include "tessera/Support/Hash.h"
 
 #include <algorithm>
@@ -57,19 +59,6 @@ std::optional<std::string> slurp(const std::string &path) {
     }
     out.append(buf, size_t(n));
   }
-}
-
-Status writeAll(int fd, std::string_view bytes, const std::string &path) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return unavailable("kernel cache: cannot write '%s': %s", path.c_str(),
-                         std::strerror(errno));
-    bytes.remove_prefix(size_t(n));
-  }
-  return okStatus();
 }
 
 } // namespace
@@ -150,29 +139,9 @@ Status DiskCache::put(std::string_view key, std::string_view payload) {
   putU64(header, key.size());
   putU64(header, payload.size());
   putU64(header, fnv1a(payload));
-  static std::atomic<uint64_t> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return unavailable("kernel cache: cannot create '%s': %s", tmp.c_str(),
-                       std::strerror(errno));
-  Status s = writeAll(fd, header, tmp);
-  if (s.ok())
-    s = writeAll(fd, key, tmp);
-  if (s.ok())
-    s = writeAll(fd, payload, tmp);
-  if (s.ok() && ::fsync(fd) != 0)
-    s = unavailable("kernel cache: cannot sync '%s': %s", tmp.c_str(),
-                    std::strerror(errno));
-  ::close(fd);
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0)
-    s = unavailable("kernel cache: cannot rename '%s' to '%s': %s", tmp.c_str(),
-                    path.c_str(), std::strerror(errno));
-  if (!s.ok()) {
-    ::unlink(tmp.c_str());
-    return s;
-  }
+  Status s = writeFileAtomically(path, {header, key, payload});
+  if (!s.ok())
+    return Status(s.code(), "kernel cache: " + s.message());
   ++writes_;
   evict(path);
   return okStatus();

@@ -99,19 +99,18 @@ const std::string &tessera::buildIdentity() {
   return id;
 }
 
-std::string tessera::kernelArtifactKey(std::string_view device,
-                                       std::string_view arch,
-                                       uint64_t sourceHash,
-                                       std::string_view kernel,
-                                       const Specialization &spec) {
+std::string
+tessera::kernelArtifactKey(std::string_view device, std::string_view target,
+                           uint64_t sourceHash, std::string_view kernel,
+                           const Specialization &spec, bool thisBuild) {
   std::string key = "tessera-kernel\n";
   key += compilerVersion();
   key += "\n";
-  key += buildIdentity();
+  key += thisBuild ? buildIdentity() : std::string("any build");
   key += "\n";
   key += device;
   key += "\n";
-  key += arch;
+  key += target;
   key += "\n";
   key += std::to_string(sourceHash);
   key += "\n";

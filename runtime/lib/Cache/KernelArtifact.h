@@ -32,13 +32,15 @@ struct KernelArtifact {
   static std::optional<KernelArtifact> unpack(std::string_view bytes);
 };
 
-/// The disk-cache key of kernel `kernel` of a source with hash `sourceHash`
-/// compiled for `spec` on `device` for architecture `arch` by this build of
-/// Tessera (compilerVersion() and the build's identity: a rebuilt library
-/// does not reuse what an earlier one compiled).
-std::string kernelArtifactKey(std::string_view device, std::string_view arch,
+/// The key of kernel `kernel` of a source with hash `sourceHash` compiled
+/// for `spec` on `device` for code target `target` (Device::codeTarget) by
+/// this version of Tessera (compilerVersion()) and, with `thisBuild`, by
+/// this build of it (the disk cache's keys: a rebuilt library does not
+/// reuse what an earlier one compiled; bundles travel between builds of a
+/// version).
+std::string kernelArtifactKey(std::string_view device, std::string_view target,
                               uint64_t sourceHash, std::string_view kernel,
-                              const Specialization &spec);
+                              const Specialization &spec, bool thisBuild);
 
 /// This build's identity: the file that holds the running runtime code
 /// (the shared library or the executable), with its size and modification

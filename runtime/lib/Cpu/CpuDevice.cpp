@@ -1,8 +1,10 @@
 //===- CpuDevice.cpp - The cpu device: host code through the ORC JIT ------===//
 //
-// Kernels compiled for the host CPU (driver::compileForCpu); a launch runs
-// the grid's program instances on the runtime's thread pool. The reference
-// device: it needs nothing but the host.
+// Kernels compiled for the host CPU (driver::compileForCpu) into object
+// code the ORC JIT links (and the disk cache and bundles keep, for hosts
+// with the same instruction set); a launch runs the grid's program
+// instances on the runtime's thread pool. The reference device: it needs
+// nothing but the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +39,19 @@ public:
           const Specialization &spec, bool) override {
     TESSERA_ASSIGN_OR_RETURN(auto code,
                              driver::compileForCpu(module, kernel, spec));
+    return std::shared_ptr<Executable>(
+        std::make_shared<CpuExecutable>(std::move(code)));
+  }
+
+  StatusOr<std::string> codeTarget() const override {
+    return driver::cpuCodeTarget();
+  }
+  StatusOr<std::string> pack(const Executable &exe) const override {
+    return static_cast<const CpuExecutable &>(exe).code->serialize();
+  }
+  StatusOr<std::shared_ptr<Executable>> load(const std::string &,
+                                             std::string_view bytes) override {
+    TESSERA_ASSIGN_OR_RETURN(auto code, driver::loadCpuExecutable(bytes));
     return std::shared_ptr<Executable>(
         std::make_shared<CpuExecutable>(std::move(code)));
   }

@@ -10,7 +10,6 @@
 
 #include "Hal/Device.h"
 
-#include "Cache/DiskCache.h"
 #include "Cache/KernelArtifact.h"
 
 #include "Cuda/CudaDevice.h"
@@ -43,6 +42,8 @@ public:
   /// Blocks of this kernel resident at once on the device (persistent
   /// kernels launch that many at most).
   int64_t residentBlocks = 0;
+  /// What it was loaded from (for the disk cache and bundles).
+  KernelArtifact artifact;
 };
 
 /// Element offsets [lo, hi] a strided view touches (empty views: none).
@@ -165,19 +166,6 @@ public:
           const Specialization &s, bool) override {
     TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
     const std::string arch = dev->properties().archName();
-    // A variant compiled before, by this build, for this architecture, is
-    // loaded from the disk cache with no compile at all.
-    DiskCache *disk = diskCache();
-    std::string key;
-    if (disk) {
-      key = kernelArtifactKey("cuda", arch, module.sourceHash(), name, s);
-      if (auto bytes = disk->get(key))
-        if (auto art = KernelArtifact::unpack(*bytes)) {
-          auto exe = load(dev, name, *art);
-          if (exe.ok())
-            return exe;
-        }
-    }
     driver::GpuEmitOptions gpu;
     gpu.arch = arch;
     driver::GpuResources r;
@@ -205,11 +193,24 @@ public:
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
                              load(dev, name, art));
     exe->times = times;
-    // The cache is an optimisation: a write that fails costs a compile
-    // next time, nothing else.
-    if (disk)
-      (void)disk->put(key, art.pack());
     return exe;
+  }
+
+  StatusOr<std::string> codeTarget() const override {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
+    return dev->properties().archName();
+  }
+  StatusOr<std::string> pack(const Executable &exe) const override {
+    return static_cast<const CudaExecutable &>(exe).artifact.pack();
+  }
+  StatusOr<std::shared_ptr<Executable>> load(const std::string &name,
+                                             std::string_view bytes) override {
+    TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
+    std::optional<KernelArtifact> art = KernelArtifact::unpack(bytes);
+    if (!art)
+      return invalidArgument("kernel '%s': not a stored cuda kernel",
+                             name.c_str());
+    return load(dev, name, *art);
   }
 
   StatusOr<std::shared_ptr<Executable>>
@@ -258,6 +259,7 @@ private:
                                              const std::string &name,
                                              const KernelArtifact &art) {
     auto exe = std::make_shared<CudaExecutable>();
+    exe->artifact = art;
     exe->fingerprint = fnv1a(art.image);
     exe->block = {art.blockSize, 1, 1};
     exe->sharedBytes = art.tileSharedBytes;
@@ -286,24 +288,6 @@ private:
     }
     return std::shared_ptr<Executable>(std::move(exe));
   }
-  /// The disk cache of compiled kernels ($TESSERA_CACHE_DIR/kernels or
-  /// ~/.cache/tessera/kernels; TESSERA_KERNEL_CACHE=off turns it off), or
-  /// null when it is off or cannot be opened.
-  DiskCache *diskCache() {
-    std::call_once(diskOnce_, [this] {
-      const char *env = std::getenv("TESSERA_KERNEL_CACHE");
-      if (env &&
-          (std::string_view(env) == "off" || std::string_view(env) == "0"))
-        return;
-      auto c = DiskCache::open({});
-      if (c.ok())
-        disk_ = std::move(*c);
-    });
-    return disk_.get();
-  }
-  std::once_flag diskOnce_;
-  std::unique_ptr<DiskCache> disk_;
-
   /// Device 0, opened on first use; the status says why it cannot be used.
   StatusOr<cuda::CudaDevice *> open() const {
     std::lock_guard<std::mutex> lock(openMutex_);

@@ -192,6 +192,17 @@ Device::compileCudaSource(const CudaKernelSource &source) {
                        deviceKindName(kind()));
 }
 
+StatusOr<std::string> Device::pack(const Executable &) const {
+  return unimplemented("the %s device does not store compiled code",
+                       deviceKindName(kind()));
+}
+
+StatusOr<std::shared_ptr<Executable>> Device::load(const std::string &,
+                                                   std::string_view) {
+  return unimplemented("the %s device does not load stored code",
+                       deviceKindName(kind()));
+}
+
 StatusOr<double> Device::timeBatch(int launches, bool,
                                    const std::function<Status()> &enqueue) {
   TESSERA_RETURN_IF_ERROR(status());

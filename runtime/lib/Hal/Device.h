@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera {
@@ -117,6 +118,16 @@ public:
   virtual StatusOr<std::shared_ptr<Executable>>
   compile(const driver::SourceModule &module, const std::string &kernel,
           const Specialization &spec, bool counters) = 0;
+  /// Names the code compile() produces here (a GPU's architecture, the
+  /// host's instruction set); empty when executables cannot be stored and
+  /// loaded again. Stored code is loaded only where this is the same.
+  virtual StatusOr<std::string> codeTarget() const { return std::string(); }
+  /// `exe` (an executable of this device) as bytes load() takes back.
+  virtual StatusOr<std::string> pack(const Executable &exe) const;
+  /// An executable from bytes pack() wrote on a device with the same
+  /// codeTarget(): no compile. An error for bytes that are not one.
+  virtual StatusOr<std::shared_ptr<Executable>> load(const std::string &kernel,
+                                                     std::string_view bytes);
   /// Compiles a CUDA C++ kernel (NVRTC). UNIMPLEMENTED on devices that do
   /// not run CUDA C++.
   virtual StatusOr<std::shared_ptr<Executable>>

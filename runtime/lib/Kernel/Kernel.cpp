@@ -17,10 +17,9 @@ Kernel::Impl::variant(const launch::VariantKey &key, bool counters) {
     return it->second;
   TESSERA_ASSIGN_OR_RETURN(
       std::shared_ptr<hal::Executable> exe,
-      device->compile(
-          *signature.module, signature.name,
-          launch::variantSpec(signature.spec, *signature.info, codeKey),
-          counters));
+      code->get(*device, *signature.module, signature.name,
+                launch::variantSpec(signature.spec, *signature.info, codeKey),
+                counters));
   cache[codeKey] = exe;
   return exe;
 }

@@ -10,6 +10,7 @@
 #ifndef TESSERA_RUNTIME_KERNEL_KERNELIMPL_H
 #define TESSERA_RUNTIME_KERNEL_KERNELIMPL_H
 
+#include "Cache/CodeCache.h"
 #include "Hal/Device.h"
 #include "Launch/LaunchChecks.h"
 
@@ -22,6 +23,8 @@ namespace tessera {
 
 struct Kernel::Impl {
   hal::Device *device = nullptr;
+  /// Where variants get their code (the runtime's).
+  CodeCache *code = nullptr;
   launch::Signature signature;
   CompileTimes times;
   /// The first variant's code fingerprint.

@@ -181,22 +181,28 @@ TEST(KernelArtifact, PacksAndUnpacks) {
   EXPECT_FALSE(KernelArtifact::unpack(otherVersion));
 }
 
-// The key names everything the code depends on: this build, the device
-// and its architecture, the source, the kernel and the specialisation.
+// The key names everything the code depends on: this build (or, for
+// bundles, the version only), the device and its architecture, the
+// source, the kernel and the specialisation.
 TEST(KernelArtifact, KeysTellApartWhatTheCodeDependsOn) {
   Specialization s;
   s.constants["BLOCK_M"] = 128;
-  std::string k = kernelArtifactKey("cuda", "sm_90a", 42, "gemm", s);
+  std::string k = kernelArtifactKey("cuda", "sm_90a", 42, "gemm", s, true);
   EXPECT_NE(k.find(compilerVersion()), std::string::npos);
   EXPECT_NE(k.find(buildIdentity()), std::string::npos);
   EXPECT_FALSE(buildIdentity().empty());
-  EXPECT_EQ(k, kernelArtifactKey("cuda", "sm_90a", 42, "gemm", s));
-  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_80", 42, "gemm", s));
-  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_90a", 43, "gemm", s));
-  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_90a", 42, "attention", s));
+  EXPECT_EQ(k, kernelArtifactKey("cuda", "sm_90a", 42, "gemm", s, true));
+  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_80", 42, "gemm", s, true));
+  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_90a", 43, "gemm", s, true));
+  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_90a", 42, "attention", s, true));
   Specialization t = s;
   t.unitStrideTensors = {"A"};
-  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_90a", 42, "gemm", t));
+  EXPECT_NE(k, kernelArtifactKey("cuda", "sm_90a", 42, "gemm", t, true));
+  std::string anyBuild =
+      kernelArtifactKey("cuda", "sm_90a", 42, "gemm", s, false);
+  EXPECT_NE(k, anyBuild);
+  EXPECT_EQ(anyBuild.find(buildIdentity()), std::string::npos);
+  EXPECT_NE(anyBuild.find(compilerVersion()), std::string::npos);
 }
 
 } // namespace

@@ -188,6 +188,10 @@ public:
   /// Hash of the lowered code: equal for specialisations that compile to
   /// the same code (e.g. num_warps, which the CPU target ignores).
   uint64_t codeFingerprint() const;
+  /// The executable as bytes (its object code and what runs it) that
+  /// loadCpuExecutable() takes back in a process whose cpuCodeTarget() is
+  /// the same.
+  std::string serialize() const;
 
   struct Impl;
   explicit CpuExecutable(std::unique_ptr<Impl> impl);
@@ -200,6 +204,17 @@ private:
 StatusOr<std::unique_ptr<CpuExecutable>>
 compileForCpu(const SourceModule &module, const std::string &kernel,
               const Specialization &spec);
+
+/// The executable CpuExecutable::serialize() wrote (no compile: its object
+/// code is linked into the process). INVALID_ARGUMENT for bytes that are
+/// not one, or whose code does not link.
+StatusOr<std::unique_ptr<CpuExecutable>>
+loadCpuExecutable(std::string_view bytes);
+
+/// Names the machine code compileForCpu produces on this host (triple, CPU,
+/// features; see TESSERA_JIT_CPU): serialized executables are loaded only
+/// where it is the same.
+StatusOr<std::string> cpuCodeTarget();
 
 /// A kernel lowered for the NVIDIA GPU path and compiled to host code that
 /// runs ONE GPU thread per call (the `sim` device drives it with one fiber

@@ -11,6 +11,7 @@
 
 #include "tessera/Support/Status.h"
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,15 @@ StatusOr<std::string> readFile(const std::string &path);
 
 /// Writes `contents` to `path` (created or truncated).
 Status writeFile(const std::string &path, std::string_view contents);
+
+/// Replaces `path` with a file of the concatenated `parts` so that a reader
+/// (or a concurrent writer) sees the old file or the whole new one, never a
+/// part: the bytes go to a private temporary file beside it (mode `mode`),
+/// which is synced and renamed over `path`. UNAVAILABLE naming the file and
+/// the reason when it cannot be written (nothing is left behind).
+Status writeFileAtomically(const std::string &path,
+                           std::initializer_list<std::string_view> parts,
+                           unsigned mode = 0600);
 
 /// Whether `path` is a regular file this process may execute.
 bool isExecutable(const std::string &path);

@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - Tile IR to host code --------------------------------===//
 
 #include "tessera/Target/CPU/Pipeline.h"
+#include "tessera/Support/Hash.h"
 #include "tessera/Target/CPU/JitTarget.h"
 
 #include "tessera/Conversion/Passes.h"
@@ -12,7 +13,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -26,7 +26,10 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -205,6 +208,9 @@ StatusOr<std::unique_ptr<llvm::TargetMachine>> jitTargetMachine() {
   jtmb.setCPU(t.cpu);
   jtmb.addFeatures(t.features);
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  // Position-independent code: the linker may place the object anywhere,
+  // and calls to the process's functions go through stubs it makes.
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
   auto tm = jtmb.createTargetMachine();
   if (!tm)
     return internalError("cannot create a target machine for %s: %s",
@@ -287,10 +293,96 @@ StatusOr<std::string> cpu::translateToText(ModuleOp module, TextKind kind) {
 
 cpu::JitKernel::~JitKernel() = default;
 
+namespace {
+/// The name of the packed entry of `function`.
+std::string packedName(const std::string &function) {
+  return "_tessera_packed_" + function;
+}
+
+/// Adds `void <packedName(function)>(ptr args)`: loads argument i of
+/// `function` from the pointer in args[i], calls it and stores a result
+/// through args[n].
+llvm::Error addPackedEntry(llvm::Module &m, const std::string &function) {
+  llvm::Function *f = m.getFunction(function);
+  if (!f)
+    return llvm::createStringError("no function '%s' to enter",
+                                   function.c_str());
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *type = llvm::FunctionType::get(b.getVoidTy(), {ptr}, false);
+  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                       packedName(function), m);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", entry));
+  llvm::Value *slots = entry->getArg(0);
+  llvm::SmallVector<llvm::Value *> args;
+  for (llvm::Argument &a : f->args()) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, slots, a.getArgNo());
+    args.push_back(b.CreateLoad(a.getType(), b.CreateLoad(ptr, slot)));
+  }
+  llvm::CallInst *call = b.CreateCall(f, args);
+  if (!f->getReturnType()->isVoidTy()) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, slots, f->arg_size());
+    b.CreateStore(call, b.CreateLoad(ptr, slot));
+  }
+  b.CreateRetVoid();
+  return llvm::Error::success();
+}
+} // namespace
+
+StatusOr<cpu::ObjectCode> cpu::compileToObject(ModuleOp module,
+                                               const std::string &function) {
+  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(function);
+  if (!fn)
+    return internalError("lowered module has no '%s'", function.c_str());
+  ObjectCode code;
+  code.entry = packedName(function);
+  code.numArgs = fn.getNumArguments();
+  llvm::LLVMContext llvmCtx;
+  auto llvmModule = translateModuleToLLVMIR(module, llvmCtx);
+  if (!llvmModule)
+    return internalError("translation to LLVM IR failed");
+  if (auto err = addPackedEntry(*llvmModule, function))
+    return internalError("%s", llvm::toString(std::move(err)).c_str());
+  TESSERA_ASSIGN_OR_RETURN(auto tm, jitTargetMachine());
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  if (auto err = optimizingTransformer(tm.get())(llvmModule.get()))
+    return internalError("LLVM optimisation failed: %s",
+                         llvm::toString(std::move(err)).c_str());
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile))
+    return internalError("the host target cannot emit object code");
+  pm.run(*llvmModule);
+  code.object = std::string(buffer.str());
+  return code;
+}
+
+StatusOr<std::string> cpu::objectCodeTarget() {
+  TESSERA_ASSIGN_OR_RETURN(JitTarget t, jitTarget());
+  std::string features;
+  for (const std::string &f : t.features)
+    features += f + ",";
+  return formatString("%s/%s/%016llx", t.triple.c_str(), t.cpu.c_str(),
+                      (unsigned long long)fnv1a(features));
+}
+
 StatusOr<std::unique_ptr<cpu::JitKernel>>
 cpu::JitKernel::create(ModuleOp module, const std::string &kernel) {
-  TESSERA_ASSIGN_OR_RETURN(auto fn,
-                           JitFunction::create(module, kernel + "_chunk", {}));
+  TESSERA_ASSIGN_OR_RETURN(auto code,
+                           compileToObject(module, kernel + "_chunk"));
+  return load(std::move(code));
+}
+
+StatusOr<std::unique_ptr<cpu::JitKernel>>
+cpu::JitKernel::load(ObjectCode code) {
+  if (code.numArgs < 5)
+    return invalidArgument("kernel object code with %zu arguments",
+                           code.numArgs);
+  TESSERA_ASSIGN_OR_RETURN(auto fn, JitFunction::load(std::move(code), {}));
   std::unique_ptr<JitKernel> k(new JitKernel());
   // The chunk function's last five arguments are the program-loop scalars.
   k->numSlots = fn->numArgs() - 5;
@@ -304,47 +396,63 @@ cpu::JitFunction::~JitFunction() = default;
 StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
     ModuleOp module, const std::string &function,
     const std::vector<std::pair<std::string, void *>> &symbols) {
-  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(function);
-  if (!fn)
-    return internalError("lowered module has no '%s'", function.c_str());
-  std::unique_ptr<JitFunction> k(new JitFunction());
-  k->nargs = fn.getNumArguments();
-  TESSERA_ASSIGN_OR_RETURN(k->tm, jitTargetMachine());
-  TESSERA_ASSIGN_OR_RETURN(auto engineTm, jitTargetMachine());
-  // ExecutionEngineOptions::transformer is a function_ref: the
-  // std::function it refers to lives as long as the engine (which calls it
-  // again when it is destroyed).
-  k->transformer = optimizingTransformer(k->tm.get());
-  ExecutionEngineOptions opts;
-  opts.transformer = k->transformer;
-  opts.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // No debugger/profiler registration of every JIT'd object by default.
-  opts.enableGDBNotificationListener = false;
-  opts.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(module, opts, std::move(engineTm));
-  if (!engine)
-    return internalError("JIT compilation failed: %s",
-                         llvm::toString(engine.takeError()).c_str());
-  k->engine = std::move(*engine);
-  k->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    // The conversions the code generator calls where the target has no
-    // instruction for them (bf16 and f16 rounding without AVX-512 BF16 or
-    // F16C): the same routines whatever the host provides.
-    for (const RuntimeRoutine &r : floatConversionRoutines())
-      map[interner(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
-                               llvm::JITSymbolFlags::Exported};
-    for (const auto &[name, addr] : symbols)
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
-                             llvm::JITSymbolFlags::Exported};
-    return map;
-  });
-  auto entry = k->engine->lookupPacked(function);
-  if (!entry)
-    return internalError("JIT lookup of '%s' failed: %s", function.c_str(),
-                         llvm::toString(entry.takeError()).c_str());
-  k->fn = *entry;
-  return k;
+  TESSERA_ASSIGN_OR_RETURN(auto code, compileToObject(module, function));
+  return load(std::move(code), symbols);
+}
+
+StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::load(
+    ObjectCode code,
+    const std::vector<std::pair<std::string, void *>> &symbols) {
+  initialize();
+  TESSERA_ASSIGN_OR_RETURN(JitTarget t, jitTarget());
+  llvm::orc::JITTargetMachineBuilder jtmb((llvm::Triple(t.triple)));
+  jtmb.setCPU(t.cpu);
+  jtmb.addFeatures(t.features);
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(jtmb))
+                 .create();
+  if (!jit)
+    return internalError("cannot create the JIT: %s",
+                         llvm::toString(jit.takeError()).c_str());
+  llvm::orc::JITDylib &lib = (*jit)->getMainJITDylib();
+  const llvm::DataLayout &dl = (*jit)->getDataLayout();
+  // The process's functions (the C library's, libm's) ...
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      dl.getGlobalPrefix());
+  if (!process)
+    return internalError("cannot search the process's symbols: %s",
+                         llvm::toString(process.takeError()).c_str());
+  lib.addGenerator(std::move(*process));
+  // ... and the routines the code generator calls where the target has no
+  // instruction for a conversion (bf16 and f16 rounding without AVX-512
+  // BF16 or F16C): the same routines whatever the host provides, and the
+  // caller's.
+  llvm::orc::MangleAndInterner mangle(lib.getExecutionSession(), dl);
+  llvm::orc::SymbolMap map;
+  for (const RuntimeRoutine &r : floatConversionRoutines())
+    map[mangle(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
+                           llvm::JITSymbolFlags::Exported};
+  for (const auto &[name, addr] : symbols)
+    map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                         llvm::JITSymbolFlags::Exported};
+  if (auto err = lib.define(llvm::orc::absoluteSymbols(std::move(map))))
+    return internalError("cannot define the JIT's symbols: %s",
+                         llvm::toString(std::move(err)).c_str());
+  if (auto err = (*jit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(code.object, code.entry)))
+    return invalidArgument("cannot link the object code of '%s': %s",
+                           code.entry.c_str(),
+                           llvm::toString(std::move(err)).c_str());
+  auto addr = (*jit)->lookup(code.entry);
+  if (!addr)
+    return internalError("JIT lookup of '%s' failed: %s", code.entry.c_str(),
+                         llvm::toString(addr.takeError()).c_str());
+  std::unique_ptr<JitFunction> f(new JitFunction());
+  f->fn = addr->toPtr<void (*)(void **)>();
+  f->jit = std::move(*jit);
+  f->code_ = std::move(code);
+  return f;
 }
 
 void cpu::JitKernel::run(void **args, int64_t begin, int64_t end,

@@ -83,7 +83,23 @@ struct RuntimeOptions {
 };
 
 struct CompileCacheStats {
+  /// Runtime::compile requests answered in process, and those that were not.
   uint64_t hits = 0, misses = 0, entries = 0;
+  /// Where the code of the kernel variants came from: compiled here, loaded
+  /// from the disk cache, loaded from a bundle.
+  uint64_t compiles = 0, diskLoads = 0, bundleLoads = 0;
+};
+
+/// What Runtime::loadBundle made available.
+struct BundleInfo {
+  /// Kernel variants whose code now loads with no compile.
+  size_t kernels = 0;
+  /// The bundle's code this machine cannot use, and why (another
+  /// architecture, a device that is not there).
+  std::vector<std::string> skipped;
+  /// The bundle's tuning records, in the tuning cache's export format
+  /// (autotune::importBundle adds them to a tuning cache).
+  std::string tuningRecords;
 };
 
 class Runtime {
@@ -148,6 +164,22 @@ public:
   StatusOr<Stream> wrapStream(DeviceKind device, void *nativeStream);
   /// An event for streams of `device`.
   StatusOr<Event> createEvent(DeviceKind device);
+
+  /// Loads a deployment bundle (written by saveBundle or `tessera-tune
+  /// warmup --bundle`): its code for this machine's devices is used by later
+  /// compiles of the same kernels and configurations, with no compile.
+  /// FAILED_PRECONDITION, with nothing loaded, for a bundle another version
+  /// of Tessera wrote or one with no code for this machine's devices;
+  /// DATA_LOSS for a damaged file; NOT_FOUND when there is none. Whatever it
+  /// returns, kernels it does not cover compile on first use as usual.
+  StatusOr<BundleInfo> loadBundle(const std::string &path);
+  /// Writes a bundle holding the code of every variant of `kernels`
+  /// compiled (or loaded) so far and `tuningRecords` (the tuning cache's
+  /// export format, "" for none). INVALID_ARGUMENT for a kernel whose code
+  /// cannot be stored (CUDA C++ kernels, sim kernels).
+  Status saveBundle(const std::string &path,
+                    const std::vector<std::shared_ptr<Kernel>> &kernels,
+                    const std::string &tuningRecords = "");
 
   CompileCacheStats cacheStats() const;
   unsigned numThreads() const;

@@ -21,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-namespace mlir {
-class ExecutionEngine;
-}
 namespace llvm {
 class Module;
 class TargetMachine;
+namespace orc {
+class LLJIT;
+} // namespace orc
 } // namespace llvm
 
 namespace tessera::cpu {
@@ -45,29 +45,48 @@ enum class TextKind { LLVMIR, Assembly, Object };
 /// bytes.
 StatusOr<std::string> translateToText(mlir::ModuleOp module, TextKind kind);
 
-/// A JIT-compiled module entered through one function's packed wrapper
-/// (`void(void **args)`, one pointer per flattened LLVM argument). External
-/// functions the module calls are resolved from `symbols`.
+/// Host native code, ready to load: an object file whose function `entry`
+/// takes the packed arguments (`void(void **args)`, one pointer per LLVM
+/// argument of a function with `numArgs` of them).
+struct ObjectCode {
+  std::string object;
+  std::string entry;
+  size_t numArgs = 0;
+};
+
+/// Compiles `function` of `module` (LLVM dialect) for the JIT's target
+/// (cpu::jitTarget()), adding its packed entry.
+StatusOr<ObjectCode> compileToObject(mlir::ModuleOp module,
+                                     const std::string &function);
+
+/// A string that names the machine code compileToObject produces: the
+/// triple, the CPU and a hash of its features. Object code is reused only
+/// where this string is the same.
+StatusOr<std::string> objectCodeTarget();
+
+/// Object code linked into the process by the ORC JIT and entered through
+/// its packed entry. External functions the code calls are resolved from
+/// `symbols`, the float-conversion routines and the process.
 class JitFunction {
 public:
   static StatusOr<std::unique_ptr<JitFunction>>
   create(mlir::ModuleOp module, const std::string &function,
          const std::vector<std::pair<std::string, void *>> &symbols);
+  /// Links object code compileToObject produced (in this or another
+  /// process with the same objectCodeTarget()).
+  static StatusOr<std::unique_ptr<JitFunction>>
+  load(ObjectCode code,
+       const std::vector<std::pair<std::string, void *>> &symbols);
   ~JitFunction();
   void (*entry() const)(void **) { return fn; }
-  size_t numArgs() const { return nargs; }
+  size_t numArgs() const { return code_.numArgs; }
+  const ObjectCode &code() const { return code_; }
 
 private:
   JitFunction() = default;
-  // The engine keeps using the IR transformer (and through it the target
-  // machine) after creation -- its destructor compiles the module that
-  // runs the deinitialisers -- so both outlive it (members are destroyed in
-  // reverse order).
-  std::unique_ptr<llvm::TargetMachine> tm;
-  std::function<llvm::Error(llvm::Module *)> transformer;
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  ObjectCode code_;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*fn)(void **) = nullptr;
-  size_t nargs = 0;
 };
 
 /// A JIT-compiled kernel.
@@ -75,6 +94,9 @@ class JitKernel {
 public:
   static StatusOr<std::unique_ptr<JitKernel>> create(mlir::ModuleOp module,
                                                      const std::string &kernel);
+  /// The kernel from its code (JitKernel::code() of an earlier compile).
+  static StatusOr<std::unique_ptr<JitKernel>> load(ObjectCode code);
+  const ObjectCode &code() const { return fn->code(); }
   ~JitKernel();
   /// `args` holds one pointer per flattened kernel argument.
   void run(void **args, int64_t begin, int64_t end,
