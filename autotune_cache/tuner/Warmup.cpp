@@ -4,6 +4,9 @@
 
 #include "tessera/autotune/Inputs.h"
 #include "tessera/autotune/Tuner.h"
+#include "tessera/autotune/TuningCache.h"
+
+#include "tessera/Support/Files.h"
 
 #include <nlohmann/json.hpp>
 
@@ -142,7 +145,8 @@ autotune::readWarmupManifest(const std::string &path) {
 
 int autotune::runWarmup(Runtime &rt, const std::string &manifest,
                         const std::string &cacheDir, bool progress,
-                        const std::string &jsonOut) {
+                        const std::string &jsonOut,
+                        const std::string &bundleOut) {
   auto jobs = readWarmupManifest(manifest);
   if (!jobs.ok()) {
     std::fprintf(stderr, "warmup: %s\n", jobs.status().toString().c_str());
@@ -172,7 +176,82 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
       std::fprintf(stderr, "warmup: %s\n", st.toString().c_str());
       return 1;
     }
+  if (!bundleOut.empty()) {
+    if (Status st = writeWarmupBundle(rt, *jobs, cacheDir, bundleOut);
+        !st.ok()) {
+      std::fprintf(stderr, "warmup: %s\n", st.toString().c_str());
+      return 1;
+    }
+    std::printf("warmup: bundle %s\n", bundleOut.c_str());
+  }
   return failed ? 1 : 0;
+}
+
+Status autotune::writeWarmupBundle(Runtime &rt,
+                                   const std::vector<TuneJob> &jobs,
+                                   const std::string &cacheDir,
+                                   const std::string &path) {
+  std::vector<std::shared_ptr<Kernel>> kernels;
+  for (const TuneJob &job : jobs) {
+    if (job.device == DeviceKind::Sim) {
+      std::fprintf(stderr,
+                   "warmup: %s.%s on sim: sim code is not bundled; left "
+                   "out\n",
+                   job.file.c_str(), job.kernel.c_str());
+      continue;
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto program, rt.loadFile(job.file));
+    const KernelInfo *info = program->findKernel(job.kernel);
+    if (!info)
+      return notFound("no kernel '%s' in %s", job.kernel.c_str(),
+                      job.file.c_str());
+    TESSERA_ASSIGN_OR_RETURN(GeneratedArgs gen,
+                             generateArgs(*info, job.shapes, job.precision));
+    TunedKernelOptions o;
+    o.tune.device = job.device;
+    o.tune.precision = job.precision;
+    o.tune.fixed = job.fixed;
+    o.tune.cacheDir = cacheDir;
+    o.onMiss = MissPolicy::Default;
+    TESSERA_ASSIGN_OR_RETURN(auto tuned,
+                             TunedKernel::create(rt, program, job.kernel, o));
+    // The launch compiles the variant an application's launch with such
+    // inputs compiles; the kernel is then the runtime's cached one.
+    TESSERA_RETURN_IF_ERROR(tuned->launch(gen.args), "%s.%s", job.file.c_str(),
+                            job.kernel.c_str());
+    TESSERA_ASSIGN_OR_RETURN(auto resolved, tuned->resolve(gen.args));
+    CompileOptions c;
+    c.precision = job.precision;
+    c.constants = job.fixed;
+    for (const auto &[name, value] : resolved.first)
+      c.constants[name] = value;
+    TESSERA_ASSIGN_OR_RETURN(auto kernel,
+                             rt.compile(*program, job.kernel, c, job.device));
+    kernels.push_back(std::move(kernel));
+  }
+  // The tuning records travel with the code (all of the cache's: the keys
+  // an application meets may be others than the manifest's).
+  TESSERA_ASSIGN_OR_RETURN(auto cache, TuningCache::open(cacheDir));
+  TESSERA_ASSIGN_OR_RETURN(TempDir tmp, TempDir::create("warmup-bundle"));
+  TESSERA_RETURN_IF_ERROR(cache->exportTo(tmp.file("records.json")));
+  TESSERA_ASSIGN_OR_RETURN(std::string records,
+                           readFile(tmp.file("records.json")));
+  return rt.saveBundle(path, kernels, records);
+}
+
+StatusOr<BundleInfo> autotune::importBundle(Runtime &rt,
+                                            const std::string &path,
+                                            const std::string &cacheDir) {
+  TESSERA_ASSIGN_OR_RETURN(BundleInfo info, rt.loadBundle(path));
+  if (info.tuningRecords.empty())
+    return info;
+  TESSERA_ASSIGN_OR_RETURN(auto cache, TuningCache::open(cacheDir));
+  TESSERA_ASSIGN_OR_RETURN(TempDir tmp, TempDir::create("bundle-records"));
+  TESSERA_RETURN_IF_ERROR(
+      writeFile(tmp.file("records.json"), info.tuningRecords));
+  TESSERA_RETURN_IF_ERROR(cache->importFrom(tmp.file("records.json")).status(),
+                          "the tuning records of bundle '%s'", path.c_str());
+  return info;
 }
 
 Status autotune::writeJsonReport(const std::string &path,

@@ -1,7 +1,7 @@
 //===- TesseraTune.cpp - tessera-tune: tune, warm up, manage the cache ----===//
 //
 //   tessera-tune tune FILE -k KERNEL --shape M=1024,N=1024,K=1024
-//   tessera-tune warmup MANIFEST.json
+//   tessera-tune warmup MANIFEST.json [--bundle APP.tsbundle]
 //   tessera-tune cache list | export FILE | import FILE
 //
 //===----------------------------------------------------------------------===//
@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
       "warmup", "Tune every kernel x key x device of a manifest (resumable)");
   warm->add_option("manifest", manifest, "Manifest JSON")->required();
   warm->add_option("--json", jsonOut, "Also write the results as JSON");
+  std::string bundleOut;
+  warm->add_option("--bundle", bundleOut,
+                   "Also write a deployment bundle: the tuned "
+                   "configurations and their compiled code");
 
   CLI::App *cache = app.add_subcommand("cache", "List, export or import");
   cache->require_subcommand(1);
@@ -117,7 +121,7 @@ int main(int argc, char **argv) {
     if (!st.ok())
       return fail(st);
   } else if (*warm) {
-    return runWarmup(rt, manifest, cacheDir, tty, jsonOut);
+    return runWarmup(rt, manifest, cacheDir, tty, jsonOut, bundleOut);
   } else {
     auto c = TuningCache::open(cacheDir);
     if (!c.ok())

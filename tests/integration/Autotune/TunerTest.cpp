@@ -8,6 +8,7 @@
 
 #include "tessera/autotune/Tuner.h"
 #include "tessera/autotune/Inputs.h"
+#include "tessera/autotune/Warmup.h"
 
 #include <gtest/gtest.h>
 
@@ -302,6 +303,54 @@ TEST(Tuner, WarmupManifestTunesThenResumesFromTheCache) {
                     "/cache warmup " + dir + "/bad.json > /dev/null 2>&1";
   int rc = std::system(bad.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
+  std::filesystem::remove_all(dir);
+}
+
+// tessera-tune warmup --bundle: an application that imports the bundle
+// launches the tuned kernel with the tuned configuration and compiles
+// nothing.
+TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
+  std::string dir = freshCacheDir("bundle");
+  std::string manifest = dir + "/manifest.json";
+  std::ofstream(manifest) << R"({"version": 1, "entries": [
+      {"file": ")" << kernelsDir()
+                          << R"(/vector_ops.tile", "kernel": "axpy",
+       "device": "cpu", "budget": 2, "shapes": [{"N": 4096}]}]})";
+  std::string bundle = dir + "/app.tsbundle";
+  std::string cmd = std::string(TESSERA_TUNE_BINARY) + " --cache-dir " + dir +
+                    "/cache warmup " + manifest + " --bundle " + bundle +
+                    " > " + dir + "/out.txt 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // Every load below is the bundle's, not the disk cache's.
+  const char *old = std::getenv("TESSERA_KERNEL_CACHE");
+  std::string saved = old ? old : "";
+  ::setenv("TESSERA_KERNEL_CACHE", "off", 1);
+  {
+    Runtime rt;
+    auto info = importBundle(rt, bundle, dir + "/deployed");
+    ASSERT_TRUE(info.ok()) << info.status().toString();
+    EXPECT_GE(info->kernels, 1u);
+    auto program = rt.loadFile(kernelsDir() + "/vector_ops.tile");
+    ASSERT_TRUE(program.ok()) << program.status().toString();
+    TunedKernelOptions o;
+    o.tune.cacheDir = dir + "/deployed";
+    o.onMiss = MissPolicy::Default;
+    auto tuned = TunedKernel::create(rt, *program, "axpy", o);
+    ASSERT_TRUE(tuned.ok()) << tuned.status().toString();
+    auto gen = generateArgs(*(*program)->findKernel("axpy"), {{"N", 4096}}, "");
+    ASSERT_TRUE(gen.ok()) << gen.status().toString();
+    auto resolved = (*tuned)->resolve(gen->args);
+    ASSERT_TRUE(resolved.ok()) << resolved.status().toString();
+    EXPECT_EQ(resolved->second, "cache");
+    Status s = (*tuned)->launch(gen->args);
+    EXPECT_TRUE(s.ok()) << s.toString();
+    EXPECT_EQ(rt.cacheStats().compiles, 0u);
+    EXPECT_GE(rt.cacheStats().bundleLoads, 1u);
+  }
+  if (old)
+    ::setenv("TESSERA_KERNEL_CACHE", saved.c_str(), 1);
+  else
+    ::unsetenv("TESSERA_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
 }
 #endif

@@ -42,11 +42,29 @@ StatusOr<std::vector<TuneJob>> readWarmupManifest(const std::string &path);
 
 /// Tunes every job of `manifest` in turn (cached keys answer at once, so an
 /// interrupted warmup resumes); prints one line per job and a summary;
-/// writes the results to `jsonOut` if not empty. Returns the exit status
-/// (1 if the manifest is bad or a job failed).
+/// writes the results to `jsonOut` and a deployment bundle to `bundleOut`
+/// (see writeWarmupBundle) if not empty. Returns the exit status (1 if the
+/// manifest is bad, a job failed or the bundle could not be written).
 int runWarmup(Runtime &rt, const std::string &manifest,
               const std::string &cacheDir, bool progress,
-              const std::string &jsonOut);
+              const std::string &jsonOut, const std::string &bundleOut = "");
+
+/// Writes a deployment bundle for tuned `jobs` (Runtime::saveBundle): the
+/// code each job's key launches with (the configuration the tuning cache
+/// at `cacheDir` holds, compiled as a TunedKernel's launch on the job's
+/// generated inputs compiles it) and the cache's tuning records. Jobs on
+/// devices whose code cannot be stored (sim) are left out with a note on
+/// stderr.
+Status writeWarmupBundle(Runtime &rt, const std::vector<TuneJob> &jobs,
+                         const std::string &cacheDir, const std::string &path);
+
+/// What an application does at start with a bundle: loads its code into
+/// `rt` (Runtime::loadBundle) and merges its tuning records into the tuning
+/// cache at `cacheDir` ("" = the default), where TunedKernel finds them.
+/// The runtime's errors (another version, another machine, a damaged
+/// file) are returned; kernels then compile on first use.
+StatusOr<BundleInfo> importBundle(Runtime &rt, const std::string &path,
+                                  const std::string &cacheDir = "");
 
 /// Writes the JSON object texts as one JSON array.
 Status writeJsonReport(const std::string &path,

@@ -39,6 +39,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -391,7 +392,60 @@ cpu::JitKernel::load(ObjectCode code) {
   return k;
 }
 
-cpu::JitFunction::~JitFunction() = default;
+namespace {
+/// The process's JIT: one execution session and object linker for every
+/// JitFunction, whose code lives in a JITDylib of its own (made in
+/// microseconds, where a JIT instance takes a quarter of a millisecond).
+/// Its main JITDylib resolves what every kernel may call: the process's
+/// functions (the C library's, libm's) and the routines the code generator
+/// calls where the target has no instruction for a conversion (bf16 and
+/// f16 rounding without AVX-512 BF16 or F16C), the same whatever the host
+/// provides. Never destroyed: kernels may outlive static destruction.
+StatusOr<llvm::orc::LLJIT *> processJit() {
+  static StatusOr<llvm::orc::LLJIT *> jit =
+      []() -> StatusOr<llvm::orc::LLJIT *> {
+    initialize();
+    TESSERA_ASSIGN_OR_RETURN(cpu::JitTarget t, cpu::jitTarget());
+    llvm::orc::JITTargetMachineBuilder jtmb((llvm::Triple(t.triple)));
+    jtmb.setCPU(t.cpu);
+    jtmb.addFeatures(t.features);
+    jtmb.setRelocationModel(llvm::Reloc::PIC_);
+    auto made = llvm::orc::LLJITBuilder()
+                    .setJITTargetMachineBuilder(std::move(jtmb))
+                    .create();
+    if (!made)
+      return internalError("cannot create the JIT: %s",
+                           llvm::toString(made.takeError()).c_str());
+    llvm::orc::JITDylib &lib = (*made)->getMainJITDylib();
+    const llvm::DataLayout &dl = (*made)->getDataLayout();
+    auto process =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            dl.getGlobalPrefix());
+    if (!process)
+      return internalError("cannot search the process's symbols: %s",
+                           llvm::toString(process.takeError()).c_str());
+    lib.addGenerator(std::move(*process));
+    llvm::orc::MangleAndInterner mangle(lib.getExecutionSession(), dl);
+    llvm::orc::SymbolMap map;
+    for (const cpu::RuntimeRoutine &r : cpu::floatConversionRoutines())
+      map[mangle(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
+                             llvm::JITSymbolFlags::Exported};
+    if (auto err = lib.define(llvm::orc::absoluteSymbols(std::move(map))))
+      return internalError("cannot define the JIT's symbols: %s",
+                           llvm::toString(std::move(err)).c_str());
+    return made->release();
+  }();
+  return jit;
+}
+} // namespace
+
+cpu::JitFunction::~JitFunction() {
+  if (!lib)
+    return;
+  // Frees the code (nothing of it runs any more).
+  if (auto err = jit->getExecutionSession().removeJITDylib(*lib))
+    llvm::consumeError(std::move(err));
+}
 
 StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
     ModuleOp module, const std::string &function,
@@ -403,54 +457,39 @@ StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::create(
 StatusOr<std::unique_ptr<cpu::JitFunction>> cpu::JitFunction::load(
     ObjectCode code,
     const std::vector<std::pair<std::string, void *>> &symbols) {
-  initialize();
-  TESSERA_ASSIGN_OR_RETURN(JitTarget t, jitTarget());
-  llvm::orc::JITTargetMachineBuilder jtmb((llvm::Triple(t.triple)));
-  jtmb.setCPU(t.cpu);
-  jtmb.addFeatures(t.features);
-  jtmb.setRelocationModel(llvm::Reloc::PIC_);
-  auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(std::move(jtmb))
-                 .create();
-  if (!jit)
-    return internalError("cannot create the JIT: %s",
-                         llvm::toString(jit.takeError()).c_str());
-  llvm::orc::JITDylib &lib = (*jit)->getMainJITDylib();
-  const llvm::DataLayout &dl = (*jit)->getDataLayout();
-  // The process's functions (the C library's, libm's) ...
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      dl.getGlobalPrefix());
-  if (!process)
-    return internalError("cannot search the process's symbols: %s",
-                         llvm::toString(process.takeError()).c_str());
-  lib.addGenerator(std::move(*process));
-  // ... and the routines the code generator calls where the target has no
-  // instruction for a conversion (bf16 and f16 rounding without AVX-512
-  // BF16 or F16C): the same routines whatever the host provides, and the
-  // caller's.
-  llvm::orc::MangleAndInterner mangle(lib.getExecutionSession(), dl);
-  llvm::orc::SymbolMap map;
-  for (const RuntimeRoutine &r : floatConversionRoutines())
-    map[mangle(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
+  TESSERA_ASSIGN_OR_RETURN(llvm::orc::LLJIT * jit, processJit());
+  static std::atomic<uint64_t> counter{0};
+  auto lib = jit->createJITDylib("tessera." + code.entry + "." +
+                                 std::to_string(counter.fetch_add(1)));
+  if (!lib)
+    return internalError("cannot make a JIT library: %s",
+                         llvm::toString(lib.takeError()).c_str());
+  std::unique_ptr<JitFunction> f(new JitFunction());
+  f->jit = jit;
+  f->lib = &*lib;
+  // The caller's symbols, then the process JIT's.
+  lib->addToLinkOrder(jit->getMainJITDylib());
+  if (!symbols.empty()) {
+    llvm::orc::MangleAndInterner mangle(jit->getExecutionSession(),
+                                        jit->getDataLayout());
+    llvm::orc::SymbolMap map;
+    for (const auto &[name, addr] : symbols)
+      map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
                            llvm::JITSymbolFlags::Exported};
-  for (const auto &[name, addr] : symbols)
-    map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
-                         llvm::JITSymbolFlags::Exported};
-  if (auto err = lib.define(llvm::orc::absoluteSymbols(std::move(map))))
-    return internalError("cannot define the JIT's symbols: %s",
-                         llvm::toString(std::move(err)).c_str());
-  if (auto err = (*jit)->addObjectFile(
-          llvm::MemoryBuffer::getMemBufferCopy(code.object, code.entry)))
+    if (auto err = lib->define(llvm::orc::absoluteSymbols(std::move(map))))
+      return internalError("cannot define the JIT's symbols: %s",
+                           llvm::toString(std::move(err)).c_str());
+  }
+  if (auto err = jit->addObjectFile(
+          *lib, llvm::MemoryBuffer::getMemBufferCopy(code.object, code.entry)))
     return invalidArgument("cannot link the object code of '%s': %s",
                            code.entry.c_str(),
                            llvm::toString(std::move(err)).c_str());
-  auto addr = (*jit)->lookup(code.entry);
+  auto addr = jit->lookup(*lib, code.entry);
   if (!addr)
     return internalError("JIT lookup of '%s' failed: %s", code.entry.c_str(),
                          llvm::toString(addr.takeError()).c_str());
-  std::unique_ptr<JitFunction> f(new JitFunction());
   f->fn = addr->toPtr<void (*)(void **)>();
-  f->jit = std::move(*jit);
   f->code_ = std::move(code);
   return f;
 }

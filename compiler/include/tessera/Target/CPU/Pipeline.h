@@ -25,6 +25,7 @@ namespace llvm {
 class Module;
 class TargetMachine;
 namespace orc {
+class JITDylib;
 class LLJIT;
 } // namespace orc
 } // namespace llvm
@@ -64,9 +65,10 @@ StatusOr<ObjectCode> compileToObject(mlir::ModuleOp module,
 /// where this string is the same.
 StatusOr<std::string> objectCodeTarget();
 
-/// Object code linked into the process by the ORC JIT and entered through
-/// its packed entry. External functions the code calls are resolved from
-/// `symbols`, the float-conversion routines and the process.
+/// Object code linked into the process by the ORC JIT (one per process,
+/// each function's code in a library of its own, freed with it) and
+/// entered through its packed entry. External functions the code calls are
+/// resolved from `symbols`, the float-conversion routines and the process.
 class JitFunction {
 public:
   static StatusOr<std::unique_ptr<JitFunction>>
@@ -85,7 +87,9 @@ public:
 private:
   JitFunction() = default;
   ObjectCode code_;
-  std::unique_ptr<llvm::orc::LLJIT> jit;
+  /// The process's JIT, and the library of it that holds this code.
+  llvm::orc::LLJIT *jit = nullptr;
+  llvm::orc::JITDylib *lib = nullptr;
   void (*fn)(void **) = nullptr;
 };
 
