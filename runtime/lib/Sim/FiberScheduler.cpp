@@ -19,6 +19,19 @@
 #ifdef TESSERA_ASAN_FIBERS
 #include <sanitizer/common_interface_defs.h>
 #endif
+// ThreadSanitizer must be told too: each fiber is a context of its own,
+// and a switch orders what the two sides did (the threads of a block run
+// one at a time on one OS thread).
+#if defined(__SANITIZE_THREAD__)
+#define TESSERA_TSAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TESSERA_TSAN_FIBERS 1
+#endif
+#endif
+#ifdef TESSERA_TSAN_FIBERS
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -40,6 +53,11 @@ constexpr int64_t kWarpSize = 32;
 struct Scheduler;
 
 struct Fiber {
+#ifdef TESSERA_TSAN_FIBERS
+  Fiber() : tsanFiber(__tsan_create_fiber(0)) {}
+  ~Fiber() { __tsan_destroy_fiber(tsanFiber); }
+  void *tsanFiber;
+#endif
   ucontext_t ctx;
   void *stack = nullptr;
   void *fakeStack = nullptr; // ASan bookkeeping of the suspended fiber
@@ -96,6 +114,9 @@ struct ShadowWord {
 
 struct Scheduler {
   ucontext_t main;
+#ifdef TESSERA_TSAN_FIBERS
+  void *tsanMain = __tsan_get_current_fiber();
+#endif
   void *fakeStack = nullptr;        // ASan: the scheduler's while suspended
   const void *mainBottom = nullptr; // ASan: the scheduler's stack
   size_t mainSize = 0;
@@ -188,6 +209,13 @@ void switchToScheduler(Fiber *f, bool dying) {
 #ifdef TESSERA_ASAN_FIBERS
   __sanitizer_start_switch_fiber(dying ? nullptr : &f->fakeStack,
                                  f->sched->mainBottom, f->sched->mainSize);
+#endif
+#ifdef TESSERA_TSAN_FIBERS
+  __tsan_switch_to_fiber(f->sched->tsanMain, 0);
+  // The fiber must not run on (returning through its frames would pop
+  // them from the scheduler's TSan stack): straight to the scheduler.
+  if (dying)
+    setcontext(&f->sched->main);
 #endif
   if (dying)
     return; // returning from the fiber's function resumes uc_link
@@ -1309,6 +1337,9 @@ runBlock(const BlockLaunch &launch) {
         continue;
 #ifdef TESSERA_ASAN_FIBERS
       __sanitizer_start_switch_fiber(&sched.fakeStack, f->stack, kStackBytes);
+#endif
+#ifdef TESSERA_TSAN_FIBERS
+      __tsan_switch_to_fiber(f->tsanFiber, 0);
 #endif
       swapcontext(&sched.main, &f->ctx);
 #ifdef TESSERA_ASAN_FIBERS
