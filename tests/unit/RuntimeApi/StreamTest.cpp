@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <dlfcn.h>
 #include <future>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace tessera;
@@ -230,6 +232,89 @@ TEST(Stream, CudaStreams) {
   ASSERT_TRUE(ms.ok()) << ms.status().toString();
   EXPECT_GE(*ms, 0.0);
   EXPECT_THAT(contents(y), ::testing::Each(5.0f));
+}
+
+/// The CUDA graph functions of the driver (the runtime has no graph API of
+/// its own: an application captures Tessera's launches with the driver's
+/// or the CUDA runtime's calls, as this test does).
+struct CudaGraphApi {
+  void *lib = nullptr;
+  int (*beginCapture)(void *stream, int mode) = nullptr;
+  int (*endCapture)(void *stream, void **graph) = nullptr;
+  int (*instantiate)(void **exec, void *graph,
+                     unsigned long long flags) = nullptr;
+  int (*launch)(void *exec, void *stream) = nullptr;
+  int (*destroyExec)(void *exec) = nullptr;
+  int (*destroyGraph)(void *graph) = nullptr;
+
+  bool open() {
+    lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+      lib = ::dlopen("libcuda.so.1", RTLD_NOW);
+    if (!lib)
+      return false;
+    auto get = [&](const char *name, auto &fn) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          ::dlsym(lib, name));
+      return fn != nullptr;
+    };
+    return get("cuStreamBeginCapture_v2", beginCapture) &&
+           get("cuStreamEndCapture", endCapture) &&
+           get("cuGraphInstantiateWithFlags", instantiate) &&
+           get("cuGraphLaunch", launch) &&
+           get("cuGraphExecDestroy", destroyExec) &&
+           get("cuGraphDestroy", destroyGraph);
+  }
+};
+
+// On a GPU: launches on a stream over device memory are captured in a CUDA
+// graph (the launch path neither allocates device memory nor synchronises)
+// and the graph, replayed, does their work. The variant is compiled by a
+// launch before the capture (loading a module is not allowed while a
+// stream captures).
+TEST(Stream, CudaGraphCapture) {
+  Status device = streamRuntime().deviceStatus(DeviceKind::Cuda);
+  if (!device.ok())
+    GTEST_SKIP() << device.toString();
+  CudaGraphApi api;
+  ASSERT_TRUE(api.open()) << "libcuda without the graph API";
+  auto k = scaleOn(DeviceKind::Cuda);
+  ASSERT_NE(k, nullptr);
+  const int64_t n = 4096;
+  DeviceBuffer x = bufferOf(DeviceKind::Cuda, std::vector<float>(n, 1.0f));
+  DeviceBuffer y = bufferOf(DeviceKind::Cuda, std::vector<float>(n, 0.0f));
+  DeviceBuffer z = bufferOf(DeviceKind::Cuda, std::vector<float>(n, 0.0f));
+  auto stream = streamRuntime().createStream(DeviceKind::Cuda);
+  ASSERT_TRUE(stream.ok()) << stream.status().toString();
+  LaunchOptions opts;
+  opts.stream = *stream;
+  std::vector<Arg> first = {*x.view(DType::F32, {n}), *y.view(DType::F32, {n}),
+                            2.0};
+  std::vector<Arg> second = {*y.view(DType::F32, {n}), *z.view(DType::F32, {n}),
+                             3.0};
+  ASSERT_TRUE(k->launch(first, opts).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  ASSERT_TRUE(y.copyFrom(std::vector<float>(n, 0.0f).data(), n * 4).ok());
+
+  void *cu = stream->nativeHandle();
+  ASSERT_EQ(api.beginCapture(cu, /*CU_STREAM_CAPTURE_MODE_GLOBAL=*/0), 0);
+  Status a = k->launch(first, opts);
+  Status b = k->launch(second, opts);
+  void *graph = nullptr;
+  ASSERT_EQ(api.endCapture(cu, &graph), 0);
+  ASSERT_TRUE(a.ok()) << a.toString();
+  ASSERT_TRUE(b.ok()) << b.toString();
+  // Captured, not run.
+  EXPECT_THAT(contents(z), ::testing::Each(0.0f));
+  void *exec = nullptr;
+  ASSERT_EQ(api.instantiate(&exec, graph, 0), 0);
+  for (int replay = 0; replay < 3; ++replay)
+    ASSERT_EQ(api.launch(exec, cu), 0);
+  ASSERT_TRUE(stream->synchronize().ok());
+  EXPECT_THAT(contents(y), ::testing::Each(2.0f));
+  EXPECT_THAT(contents(z), ::testing::Each(6.0f));
+  api.destroyExec(exec);
+  api.destroyGraph(graph);
 }
 
 } // namespace
