@@ -16,7 +16,8 @@ python3 "$src/tests/integration/Embed/check_headers.py" "$prefix/include"
 python3 "$src/tests/integration/Embed/compile_doc_snippets.py" \
   "$src/docs/embedding.md" "$prefix/include"
 test -f "$prefix/lib/cmake/Tessera/TesseraConfig.cmake"
-ls "$prefix"/lib/libtessera_runtime.so* > /dev/null
+ls "$prefix"/lib/libtessera_runtime.so* "$prefix"/lib/libtessera_autotune.so* \
+  > /dev/null
 
 generator=()
 command -v ninja > /dev/null && generator=(-G Ninja)
@@ -32,7 +33,7 @@ if ! grep -q "libtessera_runtime.so.* => $prefix/lib/" <<< "$libs"; then
   exit 1
 fi
 for device in cpu sim cuda; do
-  "$work/build/embed_example" "$device"
+  "$work/build/embed_example" "$device" "$work"
 done
 # The installed tools run from the prefix and find their kernels.
 "$prefix/bin/tessera-compile" "$prefix/share/tessera/kernels_dsl/vector_ops.tile" \
