@@ -181,6 +181,25 @@ void BM_ColdCompile(benchmark::State &state, CompileCase c) {
   results()["compile/" + c.family + "/" + c.kernel] = median / 1e3;
 }
 
+/// Source -> checked kernels (lexing, parsing, the semantic analysis of
+/// every kernel of the file): what loading a program costs, and the part
+/// of a warmed start that is not code loading.
+void BM_Parse(benchmark::State &state, std::string family) {
+  std::string text = readFile(kernelsDir() + "/" + family + ".tile");
+  for (auto _ : state) {
+    auto m = driver::SourceModule::parse(family, text);
+    if (!m.ok()) {
+      state.SkipWithError(m.status().toString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(m);
+  }
+}
+BENCHMARK_CAPTURE(BM_Parse, stream, std::string("stream"))
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Parse, gemm, std::string("gemm"))
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_CacheHit(benchmark::State &state) {
   auto prog = program("gemm");
   CompileOptions opts;

@@ -123,7 +123,7 @@ const std::unordered_map<std::string_view, TokKind> &keywords() {
 
 /// Operators, longest first so that maximal munch is a linear scan.
 struct OpSpelling {
-  const char *text;
+  std::string_view text;
   TokKind kind;
 };
 const OpSpelling kOps[] = {
@@ -569,8 +569,8 @@ std::vector<Token> Lexer::run() {
     }
     bool matched = false;
     for (const OpSpelling &op : kOps) {
-      size_t len = std::strlen(op.text);
-      if (text_.substr(pos_, len) == op.text) {
+      size_t len = op.text.size();
+      if (op.text[0] == c && text_.compare(pos_, len, op.text) == 0) {
         size_t start = pos_;
         pos_ += len;
         push(op.kind, start);

@@ -2,7 +2,13 @@
 //
 //   tessera-compile FILE.tile --kernel NAME [--spec BLOCK_M=64,...]
 //       [--precision bf16@accum(fp32)] [--unit-stride A,B]
-//       [--emit=ast|tile|llvm-dialect|llvm|asm|obj] [-o FILE] [--time-stages]
+//       [--emit=ast|tile|llvm-dialect|llvm|asm|obj|gpu|ptx|cubin]
+//       [--arch sm_90a] [--generic] [-o FILE] [--time-stages]
+//
+// The GPU stages compile, by default, the variant the runtime compiles
+// first (contiguous, 16-byte-aligned tensors, 32-bit indexing, the declared
+// grid), and kernels generic in `dtype` at fp16@accum(fp32) (with a note on
+// stderr); --generic and --precision say otherwise.
 //
 // Diagnostics go to stderr with file:line:col and a caret; the exit code is
 // 1 on any error.
@@ -13,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -49,7 +56,7 @@ int main(int argc, char **argv) {
   std::string file, kernel, specText, precision, emitText = "tile", unitStride,
                                                  alignedText, all, shapeText;
   bool timeStages = false, allUnit = false, index32 = false,
-       declaredGrid = false;
+       declaredGrid = false, generic = false;
   std::string outputPath;
   std::string arch = "sm_90a";
   bool resourceUsage = false;
@@ -81,6 +88,14 @@ int main(int argc, char **argv) {
   app.add_flag("--declared-grid", declaredGrid,
                "Assume the launch's grid is within the one @kernel declares "
                "(program ids below the shape symbols the grid names)");
+  app.add_flag("--generic", generic,
+               "GPU stages: no defaults (fp32 for a generic dtype, as the "
+               "runtime; unknown strides, alignment, index width and grid "
+               "unless flags say otherwise). Without it, gpu, ptx and cubin "
+               "compile the variant the runtime compiles first (--contiguous "
+               "--aligned all --index32 --declared-grid unless --unit-stride "
+               "or --aligned say otherwise), and a kernel generic in dtype at "
+               "fp16@accum(fp32) unless --precision says otherwise");
   app.add_option("--emit", emitText,
                  "Stage to print: ast, tile, llvm-dialect, llvm, asm, obj "
                  "(host CPU), gpu, ptx, cubin (NVIDIA GPU), none")
@@ -119,6 +134,30 @@ int main(int argc, char **argv) {
       return 1;
     }
     kernel = kernels.front()->name;
+  }
+  const bool gpuStage =
+      emitText == "gpu" || emitText == "ptx" || emitText == "cubin";
+  const KernelInfo *info = (*module)->findKernel(kernel);
+  if (gpuStage && !generic) {
+    // What a launch on contiguous, 16-byte-aligned tensors compiles first
+    // (Kernel::Impl::compileFirst).
+    if (unitStride.empty())
+      allUnit = true;
+    if (alignedText.empty())
+      alignedText = "all";
+    index32 = declaredGrid = true;
+  }
+  if (gpuStage && !generic && precision.empty() && info &&
+      std::count(info->genericDTypes.begin(), info->genericDTypes.end(),
+                 "dtype")) {
+    // A kernel generic in its storage type: the GPU stages show the
+    // tensor-core code of 16-bit storage (the CPU stages, and the runtime,
+    // default to fp32).
+    precision = "fp16@accum(fp32)";
+    std::fprintf(stderr,
+                 "tessera-compile: note: '%s' is generic in its dtype: "
+                 "compiled at --precision %s (pass --precision to choose)\n",
+                 kernel.c_str(), precision.c_str());
   }
   Specialization spec;
   spec.index32 = index32;
