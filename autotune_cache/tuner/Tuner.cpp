@@ -282,6 +282,15 @@ std::map<std::string, ConstValue> autotune::configConstants(const Space &space,
   return out;
 }
 
+std::optional<std::map<std::string, ConstValue>>
+autotune::labelledConstants(const Space &space,
+                            const std::map<std::string, std::string> &labels) {
+  std::optional<Config> c = configOfLabels(space, labels);
+  if (!c)
+    return std::nullopt;
+  return configConstants(space, *c);
+}
+
 std::string autotune::kernelIdentityHash(const Program &program,
                                          const std::string &kernel) {
   std::string_view src = program.source();

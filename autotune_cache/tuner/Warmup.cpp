@@ -146,7 +146,8 @@ autotune::readWarmupManifest(const std::string &path) {
 int autotune::runWarmup(Runtime &rt, const std::string &manifest,
                         const std::string &cacheDir, bool progress,
                         const std::string &jsonOut,
-                        const std::string &bundleOut) {
+                        const std::string &bundleOut,
+                        const std::vector<std::string> &bundleArchs) {
   auto jobs = readWarmupManifest(manifest);
   if (!jobs.ok()) {
     std::fprintf(stderr, "warmup: %s\n", jobs.status().toString().c_str());
@@ -160,6 +161,21 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
     if (progress)
       std::fprintf(stderr, "[%zu/%zu] %s.%s\n", i + 1, jobs->size(),
                    job.file.c_str(), job.kernel.c_str());
+    if (job.device == DeviceKind::Cuda && !bundleArchs.empty() &&
+        !rt.deviceStatus(DeviceKind::Cuda).ok()) {
+      // Bundled for --arch from the cache's records (tuned elsewhere).
+      std::printf("%s.%s [%s] cuda: not tuned here (no GPU); bundled for "
+                  "the listed architectures\n",
+                  job.file.c_str(), job.kernel.c_str(),
+                  describeAssignments([&] {
+                    std::map<std::string, std::string> m;
+                    for (const auto &[k, v] : job.shapes)
+                      m[k] = std::to_string(v);
+                    return m;
+                  }())
+                      .c_str());
+      continue;
+    }
     Status st = runTuneJob(rt, job, cacheDir, progress, &report);
     if (!st.ok()) {
       ++failed;
@@ -177,7 +193,8 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
       return 1;
     }
   if (!bundleOut.empty()) {
-    if (Status st = writeWarmupBundle(rt, *jobs, cacheDir, bundleOut);
+    if (Status st =
+            writeWarmupBundle(rt, *jobs, cacheDir, bundleOut, bundleArchs);
         !st.ok()) {
       std::fprintf(stderr, "warmup: %s\n", st.toString().c_str());
       return 1;
@@ -190,8 +207,12 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
 Status autotune::writeWarmupBundle(Runtime &rt,
                                    const std::vector<TuneJob> &jobs,
                                    const std::string &cacheDir,
-                                   const std::string &path) {
+                                   const std::string &path,
+                                   const std::vector<std::string> &cudaArchs) {
+  TESSERA_ASSIGN_OR_RETURN(auto cache, TuningCache::open(cacheDir));
+  const std::vector<TuningRecord> records = cache->records();
   std::vector<std::shared_ptr<Kernel>> kernels;
+  std::vector<CrossCompile> crossCompiled;
   for (const TuneJob &job : jobs) {
     if (job.device == DeviceKind::Sim) {
       std::fprintf(stderr,
@@ -207,6 +228,34 @@ Status autotune::writeWarmupBundle(Runtime &rt,
                       job.file.c_str());
     TESSERA_ASSIGN_OR_RETURN(GeneratedArgs gen,
                              generateArgs(*info, job.shapes, job.precision));
+    if (job.device == DeviceKind::Cuda && !cudaArchs.empty()) {
+      // The configuration a GPU of each architecture launches this key
+      // with: the record tuned on one, else the default.
+      TESSERA_ASSIGN_OR_RETURN(auto keyValues,
+                               launchKey(*info, gen.args, job.precision));
+      const std::string identity = kernelIdentityHash(*program, job.kernel);
+      auto space = kernelSpace(*program, job.kernel);
+      for (const std::string &arch : cudaArchs) {
+        CompileOptions c;
+        c.precision = job.precision;
+        c.constants = job.fixed;
+        for (const TuningRecord &r : records)
+          if (space.ok() && r.key.kernel == job.kernel &&
+              r.key.kernelHash == identity && r.key.device.kind == "cuda" &&
+              r.key.device.arch == arch &&
+              r.key.compilerVersion == compilerVersion() &&
+              r.key.keyValues == keyValues)
+            if (auto constants = labelledConstants(*space, r.best)) {
+              for (const auto &[name, value] : *constants)
+                c.constants[name] = value;
+              break;
+            }
+        crossCompiled.push_back(
+            {program, job.kernel, c, DeviceKind::Cuda, arch});
+      }
+      if (!rt.deviceStatus(DeviceKind::Cuda).ok())
+        continue; // no GPU here: the listed architectures only
+    }
     TunedKernelOptions o;
     o.tune.device = job.device;
     o.tune.precision = job.precision;
@@ -231,12 +280,11 @@ Status autotune::writeWarmupBundle(Runtime &rt,
   }
   // The tuning records travel with the code (all of the cache's: the keys
   // an application meets may be others than the manifest's).
-  TESSERA_ASSIGN_OR_RETURN(auto cache, TuningCache::open(cacheDir));
   TESSERA_ASSIGN_OR_RETURN(TempDir tmp, TempDir::create("warmup-bundle"));
   TESSERA_RETURN_IF_ERROR(cache->exportTo(tmp.file("records.json")));
-  TESSERA_ASSIGN_OR_RETURN(std::string records,
+  TESSERA_ASSIGN_OR_RETURN(std::string exported,
                            readFile(tmp.file("records.json")));
-  return rt.saveBundle(path, kernels, records);
+  return rt.saveBundle(path, kernels, exported, crossCompiled);
 }
 
 StatusOr<BundleInfo> autotune::importBundle(Runtime &rt,

@@ -41,6 +41,57 @@ struct Runtime::Impl {
   hal::Device &device(DeviceKind k) { return *devices[size_t(k)]; }
 };
 
+namespace {
+/// Makes `sig` the launch signature of kernel `kernel` of `module` compiled
+/// for `spec` (its parameters' dtypes bound by the constants and the
+/// precision).
+Status fillSignature(launch::Signature &sig,
+                     std::shared_ptr<const driver::SourceModule> module,
+                     const std::string &kernel, const Specialization &spec) {
+  const KernelInfo *info = module->findKernel(kernel);
+  if (!info) {
+    std::string names;
+    for (const KernelInfo *k : module->kernels())
+      names += (names.empty() ? "" : ", ") + k->name;
+    return notFound("no kernel '%s' in %s (kernels: %s)", kernel.c_str(),
+                    module->name().c_str(),
+                    names.empty() ? "none" : names.c_str());
+  }
+  sig.name = kernel;
+  sig.info = info;
+  sig.spec = spec;
+  // Keep the module alive as long as the kernel.
+  sig.module = std::move(module);
+  std::string policyError;
+  auto policy = PrecisionPolicy::parse(spec.precision, &policyError);
+  if (!policy)
+    return invalidArgument("%s", policyError.c_str());
+  sig.paramDTypes.assign(info->params.size(), DType::F32);
+  for (size_t i = 0; i < info->params.size(); ++i) {
+    const ParamInfo &p = info->params[i];
+    if (p.kind != ParamKind::Constexpr)
+      sig.launchParams.push_back((int)i);
+    if (p.kind != ParamKind::Tensor)
+      continue;
+    if (auto d = parseDType(p.dtype)) {
+      sig.paramDTypes[i] = *d;
+    } else if (auto it = spec.constants.find(p.dtype);
+               it != spec.constants.end() && it->second.isDType()) {
+      sig.paramDTypes[i] = it->second.getDType();
+    } else if (p.dtype == "dtype") {
+      sig.paramDTypes[i] = policy->storage;
+    } else if (p.dtype == "accum_dtype") {
+      sig.paramDTypes[i] = policy->accum;
+    } else {
+      return invalidArgument("generic dtype '%s' of parameter '%s' is not "
+                             "bound; pass it in the constants",
+                             p.dtype.c_str(), p.name.c_str());
+    }
+  }
+  return okStatus();
+}
+} // namespace
+
 Runtime::Runtime(RuntimeOptions options)
     : impl_(std::make_unique<Impl>(options)) {}
 Runtime::~Runtime() = default;
@@ -75,62 +126,19 @@ Runtime::compile(const Program &program, const std::string &kernel,
                  const CompileOptions &options, DeviceKind device) {
   hal::Device &dev = impl_->device(device);
   TESSERA_RETURN_IF_ERROR(dev.status());
-  const driver::SourceModule &m = *program.module_;
   Specialization spec;
   spec.constants = options.constants;
   spec.precision = options.precision;
   std::string key = CompileCache::key(program, kernel, spec, device);
   if (std::shared_ptr<Kernel> cached = impl_->cache.find(key))
     return cached;
-  const KernelInfo *info = m.findKernel(kernel);
-  if (!info) {
-    std::string names;
-    for (const KernelInfo *k : m.kernels())
-      names += (names.empty() ? "" : ", ") + k->name;
-    return notFound("no kernel '%s' in %s (kernels: %s)", kernel.c_str(),
-                    m.name().c_str(), names.empty() ? "none" : names.c_str());
-  }
   auto impl = std::make_unique<Kernel::Impl>();
   impl->device = &dev;
   impl->code = &impl_->code;
-  launch::Signature &sig = impl->signature;
-  sig.name = kernel;
-  sig.info = info;
-  sig.spec = spec;
-  // Keep the module alive as long as the kernel.
-  sig.module = program.module_;
-  std::string policyError;
-  auto policy = PrecisionPolicy::parse(spec.precision, &policyError);
-  if (!policy)
-    return invalidArgument("%s", policyError.c_str());
-  sig.paramDTypes.assign(info->params.size(), DType::F32);
-  for (size_t i = 0; i < info->params.size(); ++i) {
-    const ParamInfo &p = info->params[i];
-    if (p.kind != ParamKind::Constexpr)
-      sig.launchParams.push_back((int)i);
-    if (p.kind != ParamKind::Tensor)
-      continue;
-    if (auto d = parseDType(p.dtype)) {
-      sig.paramDTypes[i] = *d;
-    } else if (auto it = spec.constants.find(p.dtype);
-               it != spec.constants.end() && it->second.isDType()) {
-      sig.paramDTypes[i] = it->second.getDType();
-    } else if (p.dtype == "dtype") {
-      sig.paramDTypes[i] = policy->storage;
-    } else if (p.dtype == "accum_dtype") {
-      sig.paramDTypes[i] = policy->accum;
-    } else {
-      return invalidArgument("generic dtype '%s' of parameter '%s' is not "
-                             "bound; pass it in the constants",
-                             p.dtype.c_str(), p.name.c_str());
-    }
-  }
+  TESSERA_RETURN_IF_ERROR(
+      fillSignature(impl->signature, program.module_, kernel, spec));
   // Compile the all-contiguous variant now (reports source errors early).
-  uint64_t unitMask = 0;
-  for (size_t i = 0; i < info->params.size(); ++i)
-    if (info->params[i].kind == ParamKind::Tensor &&
-        !info->params[i].dims.empty())
-      unitMask |= uint64_t(1) << i;
+  const uint64_t unitMask = Kernel::Impl::contiguousMask(impl->signature);
   TESSERA_RETURN_IF_ERROR(impl->compileFirst(unitMask));
   return impl_->cache.insert(
       key, std::shared_ptr<Kernel>(new Kernel(std::move(impl))));
@@ -290,7 +298,8 @@ StatusOr<BundleInfo> Runtime::loadBundle(const std::string &path) {
 
 Status Runtime::saveBundle(const std::string &path,
                            const std::vector<std::shared_ptr<Kernel>> &kernels,
-                           const std::string &tuningRecords) {
+                           const std::string &tuningRecords,
+                           const std::vector<CrossCompile> &crossCompiled) {
   BundleContents bundle;
   bundle.compiler = compilerVersion();
   bundle.tuningRecords = tuningRecords;
@@ -325,6 +334,34 @@ Status Runtime::saveBundle(const std::string &path,
       TESSERA_ASSIGN_OR_RETURN(c.code, dev.pack(*exe));
       bundle.code.push_back(std::move(c));
     }
+  }
+  for (const CrossCompile &cc : crossCompiled) {
+    if (!cc.program)
+      return invalidArgument("saveBundle: a cross-compile without a program");
+    Specialization spec;
+    spec.constants = cc.options.constants;
+    spec.precision = cc.options.precision;
+    launch::Signature sig;
+    TESSERA_RETURN_IF_ERROR(
+        fillSignature(sig, cc.program->module_, cc.kernel, spec));
+    hal::Device &dev = impl_->device(cc.device);
+    Specialization variant =
+        launch::variantSpec(sig.spec, *sig.info,
+                            dev.codeKey(Kernel::Impl::firstKey(
+                                sig, Kernel::Impl::contiguousMask(sig))));
+    BundleCode c;
+    c.device = deviceKindName(cc.device);
+    c.target = cc.target;
+    c.kernel = cc.kernel;
+    c.key = kernelArtifactKey(c.device, cc.target, sig.module->sourceHash(),
+                              c.kernel, variant, /*thisBuild=*/false);
+    if (!keys.insert(c.key).second)
+      continue;
+    auto code = dev.compileFor(cc.target, *sig.module, cc.kernel, variant);
+    TESSERA_RETURN_IF_ERROR(code.status(), "kernel '%s' for %s",
+                            cc.kernel.c_str(), cc.target.c_str());
+    c.code = std::move(*code);
+    bundle.code.push_back(std::move(c));
   }
   return writeBundle(path, bundle);
 }

@@ -1,7 +1,7 @@
 //===- TesseraTune.cpp - tessera-tune: tune, warm up, manage the cache ----===//
 //
 //   tessera-tune tune FILE -k KERNEL --shape M=1024,N=1024,K=1024
-//   tessera-tune warmup MANIFEST.json [--bundle APP.tsbundle]
+//   tessera-tune warmup MANIFEST.json [--bundle APP.tsbundle [--arch sm_90a]]
 //   tessera-tune cache list | export FILE | import FILE
 //
 //===----------------------------------------------------------------------===//
@@ -82,6 +82,11 @@ int main(int argc, char **argv) {
   warm->add_option("--bundle", bundleOut,
                    "Also write a deployment bundle: the tuned "
                    "configurations and their compiled code");
+  std::vector<std::string> bundleArchs;
+  warm->add_option("--arch", bundleArchs,
+                   "With --bundle: also compile every cuda entry for these "
+                   "GPU architectures (repeat, e.g. --arch sm_90a --arch "
+                   "sm_80); no GPU needed");
 
   CLI::App *cache = app.add_subcommand("cache", "List, export or import");
   cache->require_subcommand(1);
@@ -121,7 +126,8 @@ int main(int argc, char **argv) {
     if (!st.ok())
       return fail(st);
   } else if (*warm) {
-    return runWarmup(rt, manifest, cacheDir, tty, jsonOut, bundleOut);
+    return runWarmup(rt, manifest, cacheDir, tty, jsonOut, bundleOut,
+                     bundleArchs);
   } else {
     auto c = TuningCache::open(cacheDir);
     if (!c.ok())

@@ -165,35 +165,23 @@ public:
   compile(const driver::SourceModule &module, const std::string &name,
           const Specialization &s, bool) override {
     TESSERA_ASSIGN_OR_RETURN(cuda::CudaDevice * dev, open());
-    const std::string arch = dev->properties().archName();
-    driver::GpuEmitOptions gpu;
-    gpu.arch = arch;
-    driver::GpuResources r;
     driver::StageTimes times;
-    // A cubin when an assembler is available; otherwise PTX, which the
-    // driver compiles when it loads the module.
-    auto image =
-        driver::emit(module, name, s, driver::EmitKind::Cubin, &times, gpu, &r);
-    if (!image.ok() && image.status().code() == StatusCode::kUnavailable)
-      image =
-          driver::emit(module, name, s, driver::EmitKind::PTX, &times, gpu, &r);
-    if (!image.ok())
-      return image.status();
-    if (r.blockSize <= 0)
-      return internalError("kernel '%s': no block size from the GPU "
-                           "mapping",
-                           name.c_str());
-    KernelArtifact art;
-    art.image = std::move(*image);
-    art.blockSize = r.blockSize;
-    art.tileSharedBytes = r.tileSharedBytes;
-    art.staticSharedBytes = r.sharedBytes;
-    art.tensorMaps = r.tensorMaps;
-    art.schedule = r.schedule;
+    TESSERA_ASSIGN_OR_RETURN(
+        KernelArtifact art,
+        emitArtifact(module, name, s, dev->properties().archName(), &times));
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
                              load(dev, name, art));
     exe->times = times;
     return exe;
+  }
+
+  StatusOr<std::string> compileFor(const std::string &arch,
+                                   const driver::SourceModule &module,
+                                   const std::string &name,
+                                   const Specialization &s) override {
+    TESSERA_ASSIGN_OR_RETURN(KernelArtifact art,
+                             emitArtifact(module, name, s, arch, nullptr));
+    return art.pack();
   }
 
   StatusOr<std::string> codeTarget() const override {
@@ -253,6 +241,37 @@ public:
   }
 
 private:
+  /// Kernel `name` compiled for `arch` (no GPU needed): a cubin when an
+  /// assembler is available; otherwise PTX, which the driver compiles when
+  /// it loads the module.
+  static StatusOr<KernelArtifact>
+  emitArtifact(const driver::SourceModule &module, const std::string &name,
+               const Specialization &s, const std::string &arch,
+               driver::StageTimes *times) {
+    driver::GpuEmitOptions gpu;
+    gpu.arch = arch;
+    driver::GpuResources r;
+    auto image =
+        driver::emit(module, name, s, driver::EmitKind::Cubin, times, gpu, &r);
+    if (!image.ok() && image.status().code() == StatusCode::kUnavailable)
+      image =
+          driver::emit(module, name, s, driver::EmitKind::PTX, times, gpu, &r);
+    if (!image.ok())
+      return image.status();
+    if (r.blockSize <= 0)
+      return internalError("kernel '%s': no block size from the GPU "
+                           "mapping",
+                           name.c_str());
+    KernelArtifact art;
+    art.image = std::move(*image);
+    art.blockSize = r.blockSize;
+    art.tileSharedBytes = r.tileSharedBytes;
+    art.staticSharedBytes = r.sharedBytes;
+    art.tensorMaps = r.tensorMaps;
+    art.schedule = r.schedule;
+    return art;
+  }
+
   /// Loads `art` on `dev` as kernel `name`, checking its shared memory
   /// against the device's.
   StatusOr<std::shared_ptr<Executable>> load(cuda::CudaDevice *dev,

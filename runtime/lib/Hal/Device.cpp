@@ -203,6 +203,15 @@ StatusOr<std::shared_ptr<Executable>> Device::load(const std::string &,
                        deviceKindName(kind()));
 }
 
+StatusOr<std::string> Device::compileFor(const std::string &target,
+                                         const driver::SourceModule &,
+                                         const std::string &,
+                                         const Specialization &) {
+  return unimplemented("the %s device does not compile for other machines "
+                       "(asked for %s)",
+                       deviceKindName(kind()), target.c_str());
+}
+
 StatusOr<double> Device::timeBatch(int launches, bool,
                                    const std::function<Status()> &enqueue) {
   TESSERA_RETURN_IF_ERROR(status());

@@ -128,6 +128,13 @@ public:
   /// codeTarget(): no compile. An error for bytes that are not one.
   virtual StatusOr<std::shared_ptr<Executable>> load(const std::string &kernel,
                                                      std::string_view bytes);
+  /// Kernel `kernel` of `module` compiled for code target `target` (another
+  /// machine's: say, a GPU architecture that is not here) as bytes load()
+  /// takes on such a machine. UNIMPLEMENTED where a device cannot.
+  virtual StatusOr<std::string> compileFor(const std::string &target,
+                                           const driver::SourceModule &module,
+                                           const std::string &kernel,
+                                           const Specialization &spec);
   /// Compiles a CUDA C++ kernel (NVRTC). UNIMPLEMENTED on devices that do
   /// not run CUDA C++.
   virtual StatusOr<std::shared_ptr<Executable>>

@@ -24,11 +24,23 @@ Kernel::Impl::variant(const launch::VariantKey &key, bool counters) {
   return exe;
 }
 
+uint64_t Kernel::Impl::contiguousMask(const launch::Signature &sig) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < sig.info->params.size(); ++i)
+    if (sig.info->params[i].kind == ParamKind::Tensor &&
+        !sig.info->params[i].dims.empty())
+      mask |= uint64_t(1) << i;
+  return mask;
+}
+
+launch::VariantKey Kernel::Impl::firstKey(const launch::Signature &sig,
+                                          uint64_t unitMask) {
+  return {unitMask, 0, unitMask, true, true, sig.defaultHeuristics()};
+}
+
 Status Kernel::Impl::compileFirst(uint64_t unitMask) {
-  launch::VariantKey first{unitMask, 0,    unitMask,
-                           true,     true, signature.defaultHeuristics()};
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hal::Executable> exe,
-                           variant(first));
+                           variant(firstKey(signature, unitMask)));
   const driver::StageTimes &t = exe->times;
   times = {t.parse, t.sema, t.tilePasses, t.lowering, t.codegen};
   fingerprint = exe->fingerprint;

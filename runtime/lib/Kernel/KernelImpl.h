@@ -44,6 +44,13 @@ struct Kernel::Impl {
   /// The executable for `key`, compiled on first use.
   StatusOr<std::shared_ptr<hal::Executable>>
   variant(const launch::VariantKey &key, bool counters = false);
+  /// The tensors of `sig` a launch on contiguous tensors makes unit-stride
+  /// (every tensor parameter with dimensions).
+  static uint64_t contiguousMask(const launch::Signature &sig);
+  /// The variant most launches take: all tensors in `unitMask` contiguous
+  /// and aligned, 31-bit offsets, the declared grid, default heuristics.
+  static launch::VariantKey firstKey(const launch::Signature &sig,
+                                     uint64_t unitMask);
   /// Compiles the variant most launches take (all tensors in `unitMask`
   /// contiguous and aligned, 31-bit offsets, the declared grid) and keeps
   /// its compile times and fingerprint.

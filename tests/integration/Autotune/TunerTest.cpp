@@ -353,6 +353,37 @@ TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
     ::unsetenv("TESSERA_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
 }
+
+// tessera-tune warmup --bundle --arch: cuda entries are compiled for the
+// listed GPU architectures without a GPU (not tuned here when there is
+// none), beside the cpu entries' code.
+TEST(Tuner, WarmupBundleCompilesForListedGpuArchitectures) {
+  std::string dir = freshCacheDir("bundle-gpus");
+  std::string manifest = dir + "/manifest.json";
+  std::ofstream(manifest) << R"({"version": 1, "entries": [
+      {"file": ")" << kernelsDir()
+                          << R"(/vector_ops.tile", "kernel": "axpy",
+       "device": "cuda", "shapes": [{"N": 4096}]},
+      {"file": ")" << kernelsDir()
+                          << R"(/vector_ops.tile", "kernel": "axpy",
+       "device": "cpu", "budget": 2, "shapes": [{"N": 4096}]}]})";
+  std::string bundle = dir + "/app.tsbundle";
+  std::string cmd = std::string(TESSERA_TUNE_BINARY) + " --cache-dir " + dir +
+                    "/cache warmup " + manifest + " --bundle " + bundle +
+                    " --arch sm_90a --arch sm_80 > " + dir + "/out.txt 2>&1";
+  Runtime rt;
+  bool gpu = rt.deviceStatus(DeviceKind::Cuda).ok();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto info = rt.loadBundle(bundle);
+  ASSERT_TRUE(info.ok()) << info.status().toString();
+  if (gpu)
+    GTEST_SKIP() << "a GPU is here: its architecture decides what loads";
+  EXPECT_EQ(info->kernels, 1u);
+  ASSERT_EQ(info->skipped.size(), 2u);
+  EXPECT_NE(info->skipped[0].find("cuda code for sm_80"), std::string::npos);
+  EXPECT_NE(info->skipped[1].find("cuda code for sm_90a"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
 #endif
 
 } // namespace

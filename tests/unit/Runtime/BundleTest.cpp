@@ -227,6 +227,56 @@ TEST_F(BundleTest, SimAndCudaCxxKernelsAreNotBundled) {
   EXPECT_FALSE(fs::exists(dir_->file("sim.tsbundle")));
 }
 
+// Code for GPU architectures that are not here is compiled into a bundle
+// (no GPU needed): cubins (PTX without an assembler) with their launch
+// facts, listed as skipped on a machine without such a GPU.
+TEST_F(BundleTest, CrossCompilesForGpuArchitectures) {
+  Runtime rt;
+  auto prog = rt.loadSource("axpy.tile", kAxpy);
+  ASSERT_TRUE(prog.ok());
+  std::vector<CrossCompile> gpus;
+  for (const char *arch : {"sm_90a", "sm_80"})
+    gpus.push_back({*prog,
+                    "axpy",
+                    {.constants = {{"BLOCK", 256}}},
+                    DeviceKind::Cuda,
+                    arch});
+  std::string path = dir_->file("gpus.tsbundle");
+  Status s = rt.saveBundle(path, {compileAndRunAxpy(rt)}, "", gpus);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  auto contents = readBundle(path);
+  ASSERT_TRUE(contents.ok()) << contents.status().toString();
+  ASSERT_EQ(contents->code.size(), 3u);
+  std::vector<std::string> targets;
+  for (const BundleCode &c : contents->code) {
+    if (c.device != "cuda")
+      continue;
+    targets.push_back(c.target);
+    auto art = KernelArtifact::unpack(c.code);
+    ASSERT_TRUE(art.has_value()) << c.target;
+    EXPECT_EQ(art->blockSize, 128) << c.target;
+    bool cubin = art->image.rfind("\x7f"
+                                  "ELF",
+                                  0) == 0;
+    bool ptx = art->image.find(".target " + c.target) != std::string::npos;
+    EXPECT_TRUE(cubin || ptx) << c.target;
+    EXPECT_NE(c.key.find(c.target), std::string::npos);
+  }
+  EXPECT_EQ(targets, (std::vector<std::string>{"sm_90a", "sm_80"}));
+  Runtime other;
+  auto info = other.loadBundle(path);
+  ASSERT_TRUE(info.ok()) << info.status().toString();
+  EXPECT_EQ(info->kernels, 1u);
+  if (other.deviceStatus(DeviceKind::Cuda).ok())
+    GTEST_SKIP() << "a GPU is here: its architecture decides";
+  EXPECT_EQ(info->skipped.size(), 2u);
+  // A target the compiler does not know is an error naming it.
+  gpus[0].target = "sm_42";
+  Status bad = rt.saveBundle(dir_->file("bad.tsbundle"), {}, "", {gpus[0]});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.message(), HasSubstr("sm_42"));
+}
+
 // The cpu device's code goes to the disk cache: another runtime (another
 // process, in an application) loads it instead of compiling, and a damaged
 // file is compiled again and replaced.

@@ -85,6 +85,13 @@ StatusOr<Space> kernelSpace(const Program &program, const std::string &kernel);
 std::map<std::string, ConstValue> configConstants(const Space &space,
                                                   const Config &c);
 
+/// The constants of the configuration of `space` that `labels` names by
+/// value labels (a record's `best`); nullopt when it is not one of its
+/// configurations (a record from before a space edit).
+std::optional<std::map<std::string, ConstValue>>
+labelledConstants(const Space &space,
+                  const std::map<std::string, std::string> &labels);
+
 /// Identity of a kernel for the tuning cache: a hash of its source with its
 /// own `@autotune(...)` decorator left out (editing the space keeps the
 /// identity; the record's per-parameter space says which evaluations still

@@ -45,18 +45,27 @@ StatusOr<std::vector<TuneJob>> readWarmupManifest(const std::string &path);
 /// writes the results to `jsonOut` and a deployment bundle to `bundleOut`
 /// (see writeWarmupBundle) if not empty. Returns the exit status (1 if the
 /// manifest is bad, a job failed or the bundle could not be written).
+/// With `bundleArchs`, the bundle also holds, for every cuda job, code for
+/// each of those GPU architectures (see writeWarmupBundle), and cuda jobs
+/// are not tuned when there is no GPU here (their configurations come from
+/// the cache's records, tuned elsewhere and imported).
 int runWarmup(Runtime &rt, const std::string &manifest,
               const std::string &cacheDir, bool progress,
-              const std::string &jsonOut, const std::string &bundleOut = "");
+              const std::string &jsonOut, const std::string &bundleOut = "",
+              const std::vector<std::string> &bundleArchs = {});
 
 /// Writes a deployment bundle for tuned `jobs` (Runtime::saveBundle): the
 /// code each job's key launches with (the configuration the tuning cache
 /// at `cacheDir` holds, compiled as a TunedKernel's launch on the job's
 /// generated inputs compiles it) and the cache's tuning records. Jobs on
 /// devices whose code cannot be stored (sim) are left out with a note on
-/// stderr.
+/// stderr. For every cuda job and every architecture of `cudaArchs`, also
+/// the code of the configuration the cache's record for that key on a GPU
+/// of that architecture names (the kernel's default configuration when
+/// there is none), compiled here without a GPU.
 Status writeWarmupBundle(Runtime &rt, const std::vector<TuneJob> &jobs,
-                         const std::string &cacheDir, const std::string &path);
+                         const std::string &cacheDir, const std::string &path,
+                         const std::vector<std::string> &cudaArchs = {});
 
 /// What an application does at start with a bundle: loads its code into
 /// `rt` (Runtime::loadBundle) and merges its tuning records into the tuning

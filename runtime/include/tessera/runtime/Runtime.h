@@ -90,6 +90,19 @@ struct CompileCacheStats {
   uint64_t compiles = 0, diskLoads = 0, bundleLoads = 0;
 };
 
+/// A kernel configuration compiled for another machine when a bundle is
+/// written (Runtime::saveBundle), such as a GPU architecture that is not
+/// here: the variant a launch on contiguous, 16-byte-aligned tensors
+/// compiles first.
+struct CrossCompile {
+  std::shared_ptr<Program> program;
+  std::string kernel;
+  CompileOptions options;
+  DeviceKind device = DeviceKind::Cuda;
+  /// The code target: for cuda an architecture, e.g. "sm_90a", "sm_80".
+  std::string target;
+};
+
 /// What Runtime::loadBundle made available.
 struct BundleInfo {
   /// Kernel variants whose code now loads with no compile.
@@ -174,12 +187,15 @@ public:
   /// returns, kernels it does not cover compile on first use as usual.
   StatusOr<BundleInfo> loadBundle(const std::string &path);
   /// Writes a bundle holding the code of every variant of `kernels`
-  /// compiled (or loaded) so far and `tuningRecords` (the tuning cache's
-  /// export format, "" for none). INVALID_ARGUMENT for a kernel whose code
-  /// cannot be stored (CUDA C++ kernels, sim kernels).
+  /// compiled (or loaded) so far, the code of `crossCompiled` (compiled now,
+  /// for their targets; no GPU is needed for a cuda architecture) and
+  /// `tuningRecords` (the tuning cache's export format, "" for none).
+  /// INVALID_ARGUMENT for a kernel whose code cannot be stored (CUDA C++
+  /// kernels, sim kernels); a cross-compile's compile error.
   Status saveBundle(const std::string &path,
                     const std::vector<std::shared_ptr<Kernel>> &kernels,
-                    const std::string &tuningRecords = "");
+                    const std::string &tuningRecords = "",
+                    const std::vector<CrossCompile> &crossCompiled = {});
 
   CompileCacheStats cacheStats() const;
   unsigned numThreads() const;
