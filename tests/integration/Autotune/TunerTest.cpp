@@ -309,18 +309,35 @@ TEST(Tuner, WarmupManifestTunesThenResumesFromTheCache) {
 // tessera-tune warmup --bundle: an application that imports the bundle
 // launches the tuned kernel with the tuned configuration and compiles
 // nothing.
-TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
-  std::string dir = freshCacheDir("bundle");
+/// A manifest of vector_ops.axpy at N = 4096 on each of `devices`, warmed
+/// up by tessera-tune into the cache under `dir` with `--bundle BUNDLE
+/// <extra>`; returns the bundle's path ("" when the command failed).
+std::string warmupBundle(const std::string &dir,
+                         const std::vector<std::string> &devices,
+                         const std::string &extra = "") {
   std::string manifest = dir + "/manifest.json";
-  std::ofstream(manifest) << R"({"version": 1, "entries": [
-      {"file": ")" << kernelsDir()
-                          << R"(/vector_ops.tile", "kernel": "axpy",
-       "device": "cpu", "budget": 2, "shapes": [{"N": 4096}]}]})";
+  {
+    std::ofstream m(manifest);
+    m << R"({"version": 1, "entries": [)";
+    for (size_t i = 0; i < devices.size(); ++i)
+      m << (i ? "," : "") << R"({"file": ")" << kernelsDir()
+        << R"(/vector_ops.tile", "kernel": "axpy", "device": ")" << devices[i]
+        << R"(", "budget": 2, "shapes": [{"N": 4096}]})";
+    m << "]}";
+  }
   std::string bundle = dir + "/app.tsbundle";
   std::string cmd = std::string(TESSERA_TUNE_BINARY) + " --cache-dir " + dir +
-                    "/cache warmup " + manifest + " --bundle " + bundle +
-                    " > " + dir + "/out.txt 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+                    "/cache warmup " + manifest + " --bundle " + bundle + " " +
+                    extra + " > " + dir + "/out.txt 2>&1";
+  int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << cmd;
+  return rc == 0 ? bundle : "";
+}
+
+TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
+  std::string dir = freshCacheDir("bundle");
+  std::string bundle = warmupBundle(dir, {"cpu"});
+  ASSERT_FALSE(bundle.empty());
   // Every load below is the bundle's, not the disk cache's.
   const char *old = std::getenv("TESSERA_KERNEL_CACHE");
   std::string saved = old ? old : "";
@@ -359,21 +376,11 @@ TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
 // none), beside the cpu entries' code.
 TEST(Tuner, WarmupBundleCompilesForListedGpuArchitectures) {
   std::string dir = freshCacheDir("bundle-gpus");
-  std::string manifest = dir + "/manifest.json";
-  std::ofstream(manifest) << R"({"version": 1, "entries": [
-      {"file": ")" << kernelsDir()
-                          << R"(/vector_ops.tile", "kernel": "axpy",
-       "device": "cuda", "shapes": [{"N": 4096}]},
-      {"file": ")" << kernelsDir()
-                          << R"(/vector_ops.tile", "kernel": "axpy",
-       "device": "cpu", "budget": 2, "shapes": [{"N": 4096}]}]})";
-  std::string bundle = dir + "/app.tsbundle";
-  std::string cmd = std::string(TESSERA_TUNE_BINARY) + " --cache-dir " + dir +
-                    "/cache warmup " + manifest + " --bundle " + bundle +
-                    " --arch sm_90a --arch sm_80 > " + dir + "/out.txt 2>&1";
+  std::string bundle =
+      warmupBundle(dir, {"cuda", "cpu"}, "--arch sm_90a --arch sm_80");
+  ASSERT_FALSE(bundle.empty());
   Runtime rt;
   bool gpu = rt.deviceStatus(DeviceKind::Cuda).ok();
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto info = rt.loadBundle(bundle);
   ASSERT_TRUE(info.ok()) << info.status().toString();
   if (gpu)

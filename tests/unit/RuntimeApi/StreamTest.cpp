@@ -1,5 +1,6 @@
 //===- StreamTest.cpp - Streams, asynchronous launches and events ---------===//
 
+#include "ScaleKernel.h"
 #include "tessera/tessera.h"
 
 #include <gmock/gmock.h>
@@ -23,16 +24,8 @@ Runtime &streamRuntime() {
   return *r;
 }
 
-const char *kScale = R"(
-@kernel(grid=(cdiv(N, BLOCK),))
-def scale(x: Tensor["N", f32], y: Tensor["N", f32], s: float, BLOCK: constexpr = 64):
-    off = tile.program_id(0) * BLOCK
-    v = tile.load(x, offsets=(off,), shape=(BLOCK,))
-    tile.store(y, v * s, offsets=(off,))
-)";
-
 std::shared_ptr<Kernel> scaleOn(DeviceKind device) {
-  auto prog = streamRuntime().loadSource("stream.tile", kScale);
+  auto prog = streamRuntime().loadSource("stream.tile", test::kScaleKernel);
   EXPECT_TRUE(prog.ok()) << prog.status().toString();
   auto k = streamRuntime().compile(**prog, "scale", {}, device);
   EXPECT_TRUE(k.ok()) << k.status().toString();

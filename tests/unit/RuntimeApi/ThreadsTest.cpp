@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScaleKernel.h"
 #include "tessera/tessera.h"
 
 #include <gtest/gtest.h>
@@ -18,25 +19,13 @@ using namespace tessera;
 
 namespace {
 
-const char *kThreadsScale = R"(
-@kernel(grid=(cdiv(N, BLOCK),))
-def scale(x: Tensor["N", f32], y: Tensor["N", f32], s: float, BLOCK: constexpr = 64):
-    off = tile.program_id(0) * BLOCK
-    v = tile.load(x, offsets=(off,), shape=(BLOCK,))
-    tile.store(y, v * s, offsets=(off,))
-)";
-
-} // namespace
-
-namespace {
-
 // One Runtime shared by 16 threads that compile (some the same
 // specialisation, some their own) and launch at once, synchronously and on
 // streams of their own, on cpu and sim. Every result must be right and the
 // compile cache must hold each specialisation once.
 TEST(Runtime, SixteenThreadsCompileAndLaunchAtOnce) {
   Runtime rt(RuntimeOptions{2});
-  auto prog = rt.loadSource("threads.tile", kThreadsScale);
+  auto prog = rt.loadSource("threads.tile", test::kScaleKernel);
   ASSERT_TRUE(prog.ok());
   constexpr int kThreads = 16;
   std::vector<std::string> failures(kThreads);
