@@ -702,53 +702,67 @@ std::vector<TuningRecord> TuningCache::records() {
   }
 }
 
-Status TuningCache::exportTo(const std::string &path,
-                             const std::string &kernel) {
+StatusOr<std::string> TuningCache::exportText(const std::string &kernel) {
   try {
     std::vector<TuningRecord> all = records();
     std::vector<const TuningRecord *> ptrs;
     for (const TuningRecord &r : all)
       if (kernel.empty() || r.key.kernel == kernel)
         ptrs.push_back(&r);
-    return writeAtomically(path, serializeDocument(ptrs, "", ""))
-        .withContext("exporting the tuning cache");
+    return serializeDocument(ptrs, "", "");
   } catch (const std::exception &e) {
-    return internalError("TuningCache::exportTo: %s", e.what());
+    return internalError("TuningCache::exportText: %s", e.what());
+  }
+}
+
+Status TuningCache::exportTo(const std::string &path,
+                             const std::string &kernel) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, exportText(kernel));
+  return writeAtomically(path, text).withContext("exporting the tuning cache");
+}
+
+namespace {
+/// Merges imported records into `impl`'s cache: one locked merge per
+/// destination file. Returns how many were merged.
+StatusOr<size_t> mergeImported(TuningCache::Impl &impl,
+                               std::vector<TuningRecord> incoming) {
+  std::map<std::string, std::vector<TuningRecord>> byFile;
+  for (TuningRecord &r : incoming)
+    byFile[impl.pathFor(r.key.kernel, r.key.kernelHash)].push_back(
+        std::move(r));
+  size_t merged = 0;
+  for (auto &[file, recs] : byFile) {
+    TESSERA_RETURN_IF_ERROR(impl.merge(file, recs.front().key.kernel,
+                                       recs.front().key.kernelHash, recs,
+                                       MergeMode::kImport));
+    merged += recs.size();
+  }
+  return merged;
+}
+} // namespace
+
+StatusOr<size_t> TuningCache::importText(const std::string &text,
+                                         const std::string &origin) {
+  try {
+    ParsedDocument doc = parseDocument(text);
+    if (doc.state == ParsedDocument::State::kCorrupt)
+      return dataLoss("cannot import '%s': %s", origin.c_str(),
+                      doc.error.c_str());
+    if (doc.state == ParsedDocument::State::kUnknownVersion)
+      return failedPrecondition("cannot import '%s': %s", origin.c_str(),
+                                doc.error.c_str());
+    for (const std::string &w : doc.recordWarnings)
+      impl_->warn("import: " + origin + ": " + w);
+    return mergeImported(*impl_, std::move(doc.records));
+  } catch (const std::exception &e) {
+    return internalError("TuningCache::importText: %s", e.what());
   }
 }
 
 StatusOr<size_t> TuningCache::importFrom(const std::string &path) {
   try {
-    std::vector<TuningRecord> incoming;
-    std::vector<std::string> warns;
     std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      std::string dir = path;
-      std::string versioned =
-          formatString("%s/v%d", path.c_str(), kSchemaVersion);
-      if (fs::is_directory(versioned, ec))
-        dir = versioned;
-      for (const std::string &file : jsonFilesIn(dir)) {
-        std::string text;
-        FileStamp stamp;
-        int err = readWholeFile(file, text, stamp);
-        if (err != 0) {
-          warns.push_back(formatString("import: cannot read %s (%s); skipped",
-                                       file.c_str(), errnoText(err).c_str()));
-          continue;
-        }
-        ParsedDocument doc = parseDocument(text);
-        if (doc.state != ParsedDocument::State::kOk) {
-          warns.push_back(formatString("import: %s: %s; skipped", file.c_str(),
-                                       doc.error.c_str()));
-          continue;
-        }
-        for (const std::string &w : doc.recordWarnings)
-          warns.push_back("import: " + file + ": " + w);
-        for (TuningRecord &r : doc.records)
-          incoming.push_back(std::move(r));
-      }
-    } else {
+    if (!fs::is_directory(path, ec)) {
       std::string text;
       FileStamp stamp;
       int err = readWholeFile(path, text, stamp);
@@ -757,33 +771,35 @@ StatusOr<size_t> TuningCache::importFrom(const std::string &path) {
       if (err != 0)
         return unavailable("cannot import '%s': %s", path.c_str(),
                            errnoText(err).c_str());
+      return importText(text, path);
+    }
+    std::vector<TuningRecord> incoming;
+    std::string dir = path;
+    std::string versioned =
+        formatString("%s/v%d", path.c_str(), kSchemaVersion);
+    if (fs::is_directory(versioned, ec))
+      dir = versioned;
+    for (const std::string &file : jsonFilesIn(dir)) {
+      std::string text;
+      FileStamp stamp;
+      int err = readWholeFile(file, text, stamp);
+      if (err != 0) {
+        impl_->warn(formatString("import: cannot read %s (%s); skipped",
+                                 file.c_str(), errnoText(err).c_str()));
+        continue;
+      }
       ParsedDocument doc = parseDocument(text);
-      if (doc.state == ParsedDocument::State::kCorrupt)
-        return dataLoss("cannot import '%s': %s", path.c_str(),
-                        doc.error.c_str());
-      if (doc.state == ParsedDocument::State::kUnknownVersion)
-        return failedPrecondition("cannot import '%s': %s", path.c_str(),
-                                  doc.error.c_str());
+      if (doc.state != ParsedDocument::State::kOk) {
+        impl_->warn(formatString("import: %s: %s; skipped", file.c_str(),
+                                 doc.error.c_str()));
+        continue;
+      }
       for (const std::string &w : doc.recordWarnings)
-        warns.push_back("import: " + path + ": " + w);
-      incoming = std::move(doc.records);
+        impl_->warn("import: " + file + ": " + w);
+      for (TuningRecord &r : doc.records)
+        incoming.push_back(std::move(r));
     }
-    for (std::string &w : warns)
-      impl_->warn(std::move(w));
-
-    // One locked merge per destination file.
-    std::map<std::string, std::vector<TuningRecord>> byFile;
-    for (TuningRecord &r : incoming)
-      byFile[impl_->pathFor(r.key.kernel, r.key.kernelHash)].push_back(
-          std::move(r));
-    size_t merged = 0;
-    for (auto &[file, recs] : byFile) {
-      TESSERA_RETURN_IF_ERROR(impl_->merge(file, recs.front().key.kernel,
-                                           recs.front().key.kernelHash, recs,
-                                           MergeMode::kImport));
-      merged += recs.size();
-    }
-    return merged;
+    return mergeImported(*impl_, std::move(incoming));
   } catch (const std::exception &e) {
     return internalError("TuningCache::importFrom: %s", e.what());
   }

@@ -6,8 +6,6 @@
 #include "tessera/autotune/Tuner.h"
 #include "tessera/autotune/TuningCache.h"
 
-#include "tessera/Support/Files.h"
-
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -164,16 +162,13 @@ int autotune::runWarmup(Runtime &rt, const std::string &manifest,
     if (job.device == DeviceKind::Cuda && !bundleArchs.empty() &&
         !rt.deviceStatus(DeviceKind::Cuda).ok()) {
       // Bundled for --arch from the cache's records (tuned elsewhere).
+      std::map<std::string, std::string> shapes;
+      for (const auto &[name, value] : job.shapes)
+        shapes[name] = std::to_string(value);
       std::printf("%s.%s [%s] cuda: not tuned here (no GPU); bundled for "
                   "the listed architectures\n",
                   job.file.c_str(), job.kernel.c_str(),
-                  describeAssignments([&] {
-                    std::map<std::string, std::string> m;
-                    for (const auto &[k, v] : job.shapes)
-                      m[k] = std::to_string(v);
-                    return m;
-                  }())
-                      .c_str());
+                  describeAssignments(shapes).c_str());
       continue;
     }
     Status st = runTuneJob(rt, job, cacheDir, progress, &report);
@@ -280,10 +275,7 @@ Status autotune::writeWarmupBundle(Runtime &rt,
   }
   // The tuning records travel with the code (all of the cache's: the keys
   // an application meets may be others than the manifest's).
-  TESSERA_ASSIGN_OR_RETURN(TempDir tmp, TempDir::create("warmup-bundle"));
-  TESSERA_RETURN_IF_ERROR(cache->exportTo(tmp.file("records.json")));
-  TESSERA_ASSIGN_OR_RETURN(std::string exported,
-                           readFile(tmp.file("records.json")));
+  TESSERA_ASSIGN_OR_RETURN(std::string exported, cache->exportText());
   return rt.saveBundle(path, kernels, exported, crossCompiled);
 }
 
@@ -294,10 +286,7 @@ StatusOr<BundleInfo> autotune::importBundle(Runtime &rt,
   if (info.tuningRecords.empty())
     return info;
   TESSERA_ASSIGN_OR_RETURN(auto cache, TuningCache::open(cacheDir));
-  TESSERA_ASSIGN_OR_RETURN(TempDir tmp, TempDir::create("bundle-records"));
-  TESSERA_RETURN_IF_ERROR(
-      writeFile(tmp.file("records.json"), info.tuningRecords));
-  TESSERA_RETURN_IF_ERROR(cache->importFrom(tmp.file("records.json")).status(),
+  TESSERA_RETURN_IF_ERROR(cache->importText(info.tuningRecords, path).status(),
                           "the tuning records of bundle '%s'", path.c_str());
   return info;
 }

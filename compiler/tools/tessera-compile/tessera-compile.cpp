@@ -146,18 +146,19 @@ int main(int argc, char **argv) {
     if (alignedText.empty())
       alignedText = "all";
     index32 = declaredGrid = true;
-  }
-  if (gpuStage && !generic && precision.empty() && info &&
-      std::count(info->genericDTypes.begin(), info->genericDTypes.end(),
-                 "dtype")) {
     // A kernel generic in its storage type: the GPU stages show the
     // tensor-core code of 16-bit storage (the CPU stages, and the runtime,
     // default to fp32).
-    precision = "fp16@accum(fp32)";
-    std::fprintf(stderr,
-                 "tessera-compile: note: '%s' is generic in its dtype: "
-                 "compiled at --precision %s (pass --precision to choose)\n",
-                 kernel.c_str(), precision.c_str());
+    if (precision.empty() && info &&
+        std::find(info->genericDTypes.begin(), info->genericDTypes.end(),
+                  "dtype") != info->genericDTypes.end()) {
+      precision = "fp16@accum(fp32)";
+      std::fprintf(stderr,
+                   "tessera-compile: note: '%s' is generic in its dtype: "
+                   "compiled at --precision %s (pass --precision to "
+                   "choose)\n",
+                   kernel.c_str(), precision.c_str());
+    }
   }
   Specialization spec;
   spec.index32 = index32;
@@ -200,16 +201,15 @@ int main(int argc, char **argv) {
       spec.constants[name] = v;
   }
   spec.unitStrideTensors = splitList(unitStride);
-  if (allUnit)
-    if (const KernelInfo *k = (*module)->findKernel(kernel))
-      for (const ParamInfo &p : k->params)
-        if (p.kind == ParamKind::Tensor)
-          spec.unitStrideTensors.push_back(p.name);
+  if (allUnit && info)
+    for (const ParamInfo &p : info->params)
+      if (p.kind == ParamKind::Tensor)
+        spec.unitStrideTensors.push_back(p.name);
   if (!alignedText.empty()) {
     spec.alignmentKnown = true;
     if (alignedText == "all") {
-      if (const KernelInfo *k = (*module)->findKernel(kernel))
-        for (const ParamInfo &p : k->params)
+      if (info)
+        for (const ParamInfo &p : info->params)
           if (p.kind == ParamKind::Tensor)
             spec.alignedTensors.push_back(p.name);
     } else {

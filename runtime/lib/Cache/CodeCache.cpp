@@ -23,11 +23,24 @@ DiskCache *CodeCache::disk() {
 
 void CodeCache::addBundled(std::string key, std::string bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  bundled_[std::move(key)] = std::move(bytes);
+  bundled_[std::move(key)] =
+      std::make_shared<const std::string>(std::move(bytes));
 }
 
 CodeCache::Counts CodeCache::counts() const {
   return {compiles_.load(), diskLoads_.load(), bundleLoads_.load()};
+}
+
+std::shared_ptr<const std::string>
+CodeCache::bundled(const char *kind, const std::string &target,
+                   const driver::SourceModule &module,
+                   const std::string &kernel, const Specialization &spec) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bundled_.empty())
+    return nullptr;
+  auto it = bundled_.find(kernelArtifactKey(kind, target, module.sourceHash(),
+                                            kernel, spec, /*thisBuild=*/false));
+  return it == bundled_.end() ? nullptr : it->second;
 }
 
 StatusOr<std::shared_ptr<hal::Executable>>
@@ -43,21 +56,13 @@ CodeCache::get(hal::Device &device, const driver::SourceModule &module,
       target = std::move(*t);
   }
   const char *kind = deviceKindName(device.kind());
-  if (!target.empty()) {
-    std::string key = kernelArtifactKey(kind, target, module.sourceHash(),
-                                        kernel, spec, /*thisBuild=*/false);
-    std::string bytes;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = bundled_.find(key); it != bundled_.end())
-        bytes = it->second;
-    }
-    if (!bytes.empty()) {
-      auto exe = device.load(kernel, bytes);
-      if (exe.ok()) {
-        ++bundleLoads_;
-        return exe;
-      }
+  if (std::shared_ptr<const std::string> bytes =
+          target.empty() ? nullptr
+                         : bundled(kind, target, module, kernel, spec)) {
+    auto exe = device.load(kernel, *bytes);
+    if (exe.ok()) {
+      ++bundleLoads_;
+      return exe;
     }
   }
   DiskCache *cache = target.empty() ? nullptr : disk();

@@ -44,11 +44,18 @@ private:
   /// TESSERA_KERNEL_CACHE=off turns it off), or null when it is off or
   /// cannot be opened.
   DiskCache *disk();
+  /// A loaded bundle's code for the key of these, or null.
+  std::shared_ptr<const std::string> bundled(const char *kind,
+                                             const std::string &target,
+                                             const driver::SourceModule &module,
+                                             const std::string &kernel,
+                                             const Specialization &spec);
 
   std::once_flag diskOnce_;
   std::unique_ptr<DiskCache> disk_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::string> bundled_;
+  /// Shared: a lookup holds the bytes without copying them under the lock.
+  std::map<std::string, std::shared_ptr<const std::string>> bundled_;
   std::atomic<uint64_t> compiles_{0}, diskLoads_{0}, bundleLoads_{0};
 };
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/autotune/Tuner.h"
+#include "ScopedEnv.h"
 #include "tessera/autotune/Inputs.h"
 #include "tessera/autotune/Warmup.h"
 
@@ -339,9 +340,7 @@ TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
   std::string bundle = warmupBundle(dir, {"cpu"});
   ASSERT_FALSE(bundle.empty());
   // Every load below is the bundle's, not the disk cache's.
-  const char *old = std::getenv("TESSERA_KERNEL_CACHE");
-  std::string saved = old ? old : "";
-  ::setenv("TESSERA_KERNEL_CACHE", "off", 1);
+  test::ScopedEnv noDiskCache("TESSERA_KERNEL_CACHE", "off");
   {
     Runtime rt;
     auto info = importBundle(rt, bundle, dir + "/deployed");
@@ -364,10 +363,6 @@ TEST(Tuner, WarmupBundleLaunchesWithNoCompile) {
     EXPECT_EQ(rt.cacheStats().compiles, 0u);
     EXPECT_GE(rt.cacheStats().bundleLoads, 1u);
   }
-  if (old)
-    ::setenv("TESSERA_KERNEL_CACHE", saved.c_str(), 1);
-  else
-    ::unsetenv("TESSERA_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
 }
 

@@ -1,6 +1,7 @@
 //===- AssemblerTest.cpp - PTX to cubin with nvJitLink and ptxas ----------===//
 
 #include "tessera/Target/CUDA/Assembler.h"
+#include "ScopedEnv.h"
 
 #include <gtest/gtest.h>
 
@@ -217,15 +218,11 @@ TEST(Assembler, AutoPrefersWholeProgramPtxas) {
 }
 
 TEST(Assembler, MissingPtxasOverrideIsUnavailable) {
-  const char *old = std::getenv("TESSERA_PTXAS");
-  std::string saved = old ? old : "";
-  ::setenv("TESSERA_PTXAS", "/nonexistent/ptxas", 1);
-  auto result =
-      assemblePtx(kSaxpyPtx, "sm_80", {.backend = AssemblerBackend::kPtxas});
-  if (old)
-    ::setenv("TESSERA_PTXAS", saved.c_str(), 1);
-  else
-    ::unsetenv("TESSERA_PTXAS");
+  auto result = [] {
+    test::ScopedEnv missing("TESSERA_PTXAS", "/nonexistent/ptxas");
+    return assemblePtx(kSaxpyPtx, "sm_80",
+                       {.backend = AssemblerBackend::kPtxas});
+  }();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(result.status().message().find("/nonexistent/ptxas"),

@@ -148,6 +148,8 @@ public:
   /// Writes every record (or those of one kernel name) to one JSON file
   /// (same schema as the cache files, without the file-level kernel).
   Status exportTo(const std::string &path, const std::string &kernel = "");
+  /// The text exportTo() writes.
+  StatusOr<std::string> exportText(const std::string &kernel = "");
 
   /// Merges a file written by exportTo(), a cache file, or every file of
   /// another cache directory into this cache. Records are validated (invalid
@@ -157,6 +159,10 @@ public:
   /// an error (for a directory: a warning, the file is skipped). Returns how
   /// many records were merged.
   StatusOr<size_t> importFrom(const std::string &path);
+  /// importFrom() of the text of such a file; `origin` names it in errors
+  /// and warnings.
+  StatusOr<size_t> importText(const std::string &text,
+                              const std::string &origin);
 
   /// Forgets the in-memory copies: the next lookup re-reads from disk.
   void reload();

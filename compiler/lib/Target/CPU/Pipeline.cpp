@@ -203,94 +203,28 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
 }
 
 namespace {
-StatusOr<std::unique_ptr<llvm::TargetMachine>> jitTargetMachine() {
+/// The JIT's target (cpu::jitTarget()) with aggressive code generation and
+/// position-independent code: the linker may place an object anywhere, and
+/// calls to the process's functions go through stubs it makes.
+StatusOr<llvm::orc::JITTargetMachineBuilder> jitTargetMachineBuilder() {
   TESSERA_ASSIGN_OR_RETURN(cpu::JitTarget t, cpu::jitTarget());
   llvm::orc::JITTargetMachineBuilder jtmb((llvm::Triple(t.triple)));
   jtmb.setCPU(t.cpu);
   jtmb.addFeatures(t.features);
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  // Position-independent code: the linker may place the object anywhere,
-  // and calls to the process's functions go through stubs it makes.
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  return jtmb;
+}
+
+StatusOr<std::unique_ptr<llvm::TargetMachine>> jitTargetMachine() {
+  TESSERA_ASSIGN_OR_RETURN(auto jtmb, jitTargetMachineBuilder());
   auto tm = jtmb.createTargetMachine();
   if (!tm)
-    return internalError("cannot create a target machine for %s: %s",
-                         t.describe().c_str(),
+    return internalError("cannot create a target machine for the JIT: %s",
                          llvm::toString(tm.takeError()).c_str());
   return std::move(*tm);
 }
 } // namespace
-
-/// LLVM's O2 module pipeline for the host, tuned for JIT latency: the loop
-/// vectoriser stays on (it vectorises the copy, fill and element-wise loops
-/// that come out of linalg), while loop unrolling, interleaving and the SLP
-/// vectoriser are off. The matmul micro-kernel is vectorised in MLIR already,
-/// and with them on the GEMM kernel took ~40% longer to compile with no
-/// throughput difference measurable above this machine's noise
-/// (docs/architecture.md).
-std::function<llvm::Error(llvm::Module *)>
-optimizingTransformer(llvm::TargetMachine *tm) {
-  return [tm](llvm::Module *m) -> llvm::Error {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PipelineTuningOptions tuning;
-    tuning.LoopUnrolling = false;
-    tuning.LoopInterleaving = false;
-    tuning.LoopVectorization = true;
-    tuning.SLPVectorization = false;
-    llvm::PassBuilder pb(tm, tuning);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    // O2 by default: O3 took ~10 ms longer on the GEMM kernel with no
-    // throughput difference measurable here (docs/architecture.md).
-    // TESSERA_LLVM_OPT=O1|O2|O3 overrides it.
-    static const llvm::OptimizationLevel level = [] {
-      const char *v = std::getenv("TESSERA_LLVM_OPT");
-      std::string s = v ? v : "";
-      return s == "O1"   ? llvm::OptimizationLevel::O1
-             : s == "O3" ? llvm::OptimizationLevel::O3
-                         : llvm::OptimizationLevel::O2;
-    }();
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
-    mpm.run(*m, mam);
-    return llvm::Error::success();
-  };
-}
-
-StatusOr<std::string> cpu::translateToText(ModuleOp module, TextKind kind) {
-  llvm::LLVMContext llvmCtx;
-  auto llvmModule = translateModuleToLLVMIR(module, llvmCtx);
-  if (!llvmModule)
-    return internalError("translation to LLVM IR failed");
-  TESSERA_ASSIGN_OR_RETURN(auto tm, jitTargetMachine());
-  llvmModule->setDataLayout(tm->createDataLayout());
-  llvmModule->setTargetTriple(tm->getTargetTriple());
-  auto opt = optimizingTransformer(tm.get());
-  if (auto err = opt(llvmModule.get()))
-    return internalError("LLVM optimisation failed: %s",
-                         llvm::toString(std::move(err)).c_str());
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (kind == TextKind::LLVMIR) {
-    llvmModule->print(os, nullptr);
-    return text;
-  }
-  llvm::SmallString<0> buffer;
-  llvm::raw_svector_ostream bos(buffer);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, bos, nullptr,
-                              kind == TextKind::Assembly
-                                  ? llvm::CodeGenFileType::AssemblyFile
-                                  : llvm::CodeGenFileType::ObjectFile))
-    return internalError("the host target cannot emit assembly");
-  pm.run(*llvmModule);
-  return std::string(buffer.str());
-}
 
 cpu::JitKernel::~JitKernel() = default;
 
@@ -329,7 +263,92 @@ llvm::Error addPackedEntry(llvm::Module &m, const std::string &function) {
   b.CreateRetVoid();
   return llvm::Error::success();
 }
+
+/// LLVM's O2 module pipeline for the host, tuned for JIT latency: the loop
+/// vectoriser stays on (it vectorises the copy, fill and element-wise loops
+/// that come out of linalg), while loop unrolling, interleaving and the SLP
+/// vectoriser are off. The matmul micro-kernel is vectorised in MLIR already,
+/// and with them on the GEMM kernel took ~40% longer to compile with no
+/// throughput difference measurable above this machine's noise
+/// (docs/architecture.md).
+void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  tuning.LoopInterleaving = false;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = false;
+  llvm::PassBuilder pb(&tm, tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  // O2 by default: O3 took ~10 ms longer on the GEMM kernel with no
+  // throughput difference measurable here (docs/architecture.md).
+  // TESSERA_LLVM_OPT=O1|O2|O3 overrides it.
+  static const llvm::OptimizationLevel level = [] {
+    const char *v = std::getenv("TESSERA_LLVM_OPT");
+    std::string s = v ? v : "";
+    return s == "O1"   ? llvm::OptimizationLevel::O1
+           : s == "O3" ? llvm::OptimizationLevel::O3
+                       : llvm::OptimizationLevel::O2;
+  }();
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+/// `module` (LLVM dialect) as LLVM IR for the JIT's target, optimised
+/// (with the packed entry of `packedFunction` when it is not empty), and
+/// the target machine that emits it.
+StatusOr<std::pair<std::unique_ptr<llvm::Module>,
+                   std::unique_ptr<llvm::TargetMachine>>>
+optimizedModule(ModuleOp module, llvm::LLVMContext &ctx,
+                const std::string &packedFunction = "") {
+  auto llvmModule = translateModuleToLLVMIR(module, ctx);
+  if (!llvmModule)
+    return internalError("translation to LLVM IR failed");
+  if (!packedFunction.empty())
+    if (auto err = addPackedEntry(*llvmModule, packedFunction))
+      return internalError("%s", llvm::toString(std::move(err)).c_str());
+  TESSERA_ASSIGN_OR_RETURN(auto tm, jitTargetMachine());
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  optimize(*llvmModule, *tm);
+  return std::make_pair(std::move(llvmModule), std::move(tm));
+}
+
+/// Machine code of `m` for `tm`: an object file or assembly text.
+StatusOr<std::string> emitMachineCode(llvm::Module &m, llvm::TargetMachine &tm,
+                                      llvm::CodeGenFileType type) {
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    return internalError("the host target cannot emit machine code");
+  pm.run(m);
+  return std::string(buffer.str());
+}
 } // namespace
+
+StatusOr<std::string> cpu::translateToText(ModuleOp module, TextKind kind) {
+  llvm::LLVMContext llvmCtx;
+  TESSERA_ASSIGN_OR_RETURN(auto compiled, optimizedModule(module, llvmCtx));
+  auto &[llvmModule, tm] = compiled;
+  if (kind == TextKind::LLVMIR) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return text;
+  }
+  return emitMachineCode(*llvmModule, *tm,
+                         kind == TextKind::Assembly
+                             ? llvm::CodeGenFileType::AssemblyFile
+                             : llvm::CodeGenFileType::ObjectFile);
+}
 
 StatusOr<cpu::ObjectCode> cpu::compileToObject(ModuleOp module,
                                                const std::string &function) {
@@ -340,35 +359,24 @@ StatusOr<cpu::ObjectCode> cpu::compileToObject(ModuleOp module,
   code.entry = packedName(function);
   code.numArgs = fn.getNumArguments();
   llvm::LLVMContext llvmCtx;
-  auto llvmModule = translateModuleToLLVMIR(module, llvmCtx);
-  if (!llvmModule)
-    return internalError("translation to LLVM IR failed");
-  if (auto err = addPackedEntry(*llvmModule, function))
-    return internalError("%s", llvm::toString(std::move(err)).c_str());
-  TESSERA_ASSIGN_OR_RETURN(auto tm, jitTargetMachine());
-  llvmModule->setDataLayout(tm->createDataLayout());
-  llvmModule->setTargetTriple(tm->getTargetTriple());
-  if (auto err = optimizingTransformer(tm.get())(llvmModule.get()))
-    return internalError("LLVM optimisation failed: %s",
-                         llvm::toString(std::move(err)).c_str());
-  llvm::SmallString<0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr,
-                              llvm::CodeGenFileType::ObjectFile))
-    return internalError("the host target cannot emit object code");
-  pm.run(*llvmModule);
-  code.object = std::string(buffer.str());
+  TESSERA_ASSIGN_OR_RETURN(auto compiled,
+                           optimizedModule(module, llvmCtx, function));
+  TESSERA_ASSIGN_OR_RETURN(code.object,
+                           emitMachineCode(*compiled.first, *compiled.second,
+                                           llvm::CodeGenFileType::ObjectFile));
   return code;
 }
 
 StatusOr<std::string> cpu::objectCodeTarget() {
-  TESSERA_ASSIGN_OR_RETURN(JitTarget t, jitTarget());
-  std::string features;
-  for (const std::string &f : t.features)
-    features += f + ",";
-  return formatString("%s/%s/%016llx", t.triple.c_str(), t.cpu.c_str(),
-                      (unsigned long long)fnv1a(features));
+  static const StatusOr<std::string> target = []() -> StatusOr<std::string> {
+    TESSERA_ASSIGN_OR_RETURN(JitTarget t, jitTarget());
+    std::string features;
+    for (const std::string &f : t.features)
+      features += f + ",";
+    return formatString("%s/%s/%016llx", t.triple.c_str(), t.cpu.c_str(),
+                        (unsigned long long)fnv1a(features));
+  }();
+  return target;
 }
 
 StatusOr<std::unique_ptr<cpu::JitKernel>>
@@ -405,11 +413,7 @@ StatusOr<llvm::orc::LLJIT *> processJit() {
   static StatusOr<llvm::orc::LLJIT *> jit =
       []() -> StatusOr<llvm::orc::LLJIT *> {
     initialize();
-    TESSERA_ASSIGN_OR_RETURN(cpu::JitTarget t, cpu::jitTarget());
-    llvm::orc::JITTargetMachineBuilder jtmb((llvm::Triple(t.triple)));
-    jtmb.setCPU(t.cpu);
-    jtmb.addFeatures(t.features);
-    jtmb.setRelocationModel(llvm::Reloc::PIC_);
+    TESSERA_ASSIGN_OR_RETURN(auto jtmb, jitTargetMachineBuilder());
     auto made = llvm::orc::LLJITBuilder()
                     .setJITTargetMachineBuilder(std::move(jtmb))
                     .create();

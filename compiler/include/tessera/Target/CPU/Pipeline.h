@@ -15,7 +15,6 @@
 
 #include "llvm/Support/Error.h"
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
