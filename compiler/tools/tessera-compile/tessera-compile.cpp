@@ -4,6 +4,7 @@
 //       [--precision bf16@accum(fp32)] [--unit-stride A,B]
 //       [--emit=ast|tile|llvm-dialect|llvm|asm|obj|gpu|ptx|cubin]
 //       [--arch sm_90a] [--generic] [-o FILE] [--time-stages]
+//   tessera-compile --list-builtins
 //
 // The GPU stages compile, by default, the variant the runtime compiles
 // first (contiguous, 16-byte-aligned tensors, 32-bit indexing, the declared
@@ -16,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Driver/Driver.h"
+#include "tessera/Sema/Builtins.h"
 
 #include <CLI/CLI.hpp>
 
@@ -60,7 +62,11 @@ int main(int argc, char **argv) {
   std::string outputPath;
   std::string arch = "sm_90a";
   bool resourceUsage = false;
-  app.add_option("file", file, "Source file (.tile)")->required();
+  bool listBuiltins = false;
+  app.add_option("file", file, "Source file (.tile)");
+  app.add_flag("--list-builtins", listBuiltins,
+               "Print the index of built-in functions (the Markdown table of "
+               "docs/language.md) and exit");
   app.add_option("--kernel,-k", kernel,
                  "Kernel to compile (default: the only/first kernel)");
   app.add_option("--spec", specText,
@@ -111,6 +117,16 @@ int main(int argc, char **argv) {
   app.add_flag("--time-stages", timeStages,
                "Print per-stage compile times to stderr");
   CLI11_PARSE(app, argc, argv);
+  if (listBuiltins) {
+    std::fputs(sema::builtinIndexMarkdown().c_str(), stdout);
+    return 0;
+  }
+  if (file.empty()) {
+    std::fputs("tessera-compile: error: a source file is required (see "
+               "--help)\n",
+               stderr);
+    return 1;
+  }
 
   std::ifstream in(file, std::ios::binary);
   if (!in) {

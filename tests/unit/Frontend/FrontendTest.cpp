@@ -1,4 +1,4 @@
-//===- FrontendTest.cpp - Lexer, parser, declarations, MLIRGen ------------===//
+//===- FrontendTest.cpp - Lexer, parser, declarations ---------------------===//
 
 #include "tessera/Driver/Driver.h"
 #include "tessera/Frontend/Lexer.h"
@@ -133,46 +133,6 @@ TEST(Signature, UnsupportedDTypesAreRejectedClearly) {
       "f.tile", "@kernel\ndef k(x: Tensor[\"N\", fp4]):\n    pass\n");
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("not supported yet"));
-}
-
-TEST(MLIRGen, ConstexprIfSelectsBodyAndTypesAreChecked) {
-  auto m = driver::SourceModule::parse("g.tile", R"(
-@kernel
-def k(x: Tensor["N", f32], MODE: str = "a"):
-    if MODE == "a":
-        v = tile.load(x, offsets=(0,), shape=(16,))
-        tile.store(x, v * 2.0, offsets=(0,))
-    else:
-        this_is_not_checked(1, 2)
-)");
-  ASSERT_TRUE(m.ok()) << m.status().toString();
-  auto ir = driver::emit(**m, "k", {}, driver::EmitKind::Tile);
-  ASSERT_TRUE(ir.ok()) << ir.status().toString();
-  EXPECT_THAT(*ir, HasSubstr("tile.load"));
-  EXPECT_THAT(*ir, HasSubstr("arith.mulf"));
-  Specialization b;
-  b.constants["MODE"] = ConstValue::string("b");
-  auto bad = driver::emit(**m, "k", b, driver::EmitKind::Tile);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(
-      bad.status().message(),
-      HasSubstr("g.tile:8:9: error: undefined name 'this_is_not_checked'"));
-}
-
-TEST(MLIRGen, RuntimeLoopCarriesWidenedValues) {
-  auto m = driver::SourceModule::parse("l.tile", R"(
-@kernel
-def k(x: Tensor["N", f32], out: Tensor[1, f32]):
-    acc = 0
-    for i in range(0, x.shape[0], 64):
-        acc = acc + tile.sum(tile.load(x, offsets=(i,), shape=(64,)))
-    tile.atomic_add(out, (0,), acc)
-)");
-  ASSERT_TRUE(m.ok()) << m.status().toString();
-  auto ir = driver::emit(**m, "k", {}, driver::EmitKind::Tile);
-  ASSERT_TRUE(ir.ok()) << ir.status().toString();
-  EXPECT_THAT(*ir, HasSubstr("iter_args"));
-  EXPECT_THAT(*ir, HasSubstr("-> (f32)"));
 }
 
 } // namespace

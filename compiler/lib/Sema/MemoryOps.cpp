@@ -1,0 +1,279 @@
+//===- MemoryOps.cpp - Loads, stores and atomics --------------------------===//
+//
+// tile.load / tile.store in their block (`offsets=`, `shape=`) and
+// gather/scatter (`index=`) forms, with masks and `other`, and the atomics on
+// one tensor element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace tessera::sema::detail {
+
+SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw) {
+  Location l = loc(e.loc());
+  auto take = [&](const char *name, size_t pos) {
+    return takeArg(args, kw, name, pos);
+  };
+  if (args.empty() || args[0].kind != SVal::Kind::Tensor)
+    return error(e.loc(), "tile.load needs a global tensor as its first "
+                          "argument" +
+                              (args.empty() ? std::string()
+                                            : ", got " + describe(args[0])));
+  SVal T = args[0];
+  auto memrefType = cast<MemRefType>(T.value.getType());
+  int64_t rank = memrefType.getRank();
+  auto offsets = take("offsets", 1);
+  auto shapeV = take("shape", 2);
+  auto index = take("index", 99);
+  auto mask = take("mask", 99);
+  auto other = take("other", 99);
+  if (!kw.empty())
+    return error(kw.begin()->second.second,
+                 "tile.load has no argument '" + kw.begin()->first + "'");
+  DType dt = T.dtype;
+  DType st = dt == DType::Bool ? DType::I8 : dt;
+  SmallVector<int64_t> shape;
+  SmallVector<Value> idx;
+  bool gather = index.has_value();
+  if (gather) {
+    if (offsets || shapeV)
+      return error(e.loc(), "tile.load takes either index= or offsets=/shape=");
+    std::vector<SVal> tiles = tupleItems(*index);
+    if ((int64_t)tiles.size() != rank)
+      return error(e.loc(), "tile.load: index= needs " + std::to_string(rank) +
+                                " index tile(s), one per dimension");
+    for (auto &t : tiles)
+      if (!t.isTile() || isFloatT(t.dtype))
+        return error(e.loc(), "tile.load: indices must be integer tiles, got " +
+                                  describe(t));
+    SmallVector<SVal> ops(tiles.begin(), tiles.end());
+    DType it = DType::I32;
+    for (auto &t : tiles)
+      if (t.dtype == DType::I64)
+        it = DType::I64;
+    if (!unify(ops, it, l, e.loc()))
+      return SVal::invalid();
+    shape.assign(ops[0].shape().begin(), ops[0].shape().end());
+    for (auto &o : ops)
+      idx.push_back(o.value);
+  } else {
+    if (!offsets || !shapeV)
+      return error(e.loc(), "tile.load needs offsets=(...) and shape=(...) "
+                            "(or index=(...) for a gather)");
+    auto s = constShape(*shapeV, e.loc(), "tile.load shape");
+    if (!s)
+      return SVal::invalid();
+    shape.assign(s->begin(), s->end());
+    std::vector<SVal> offs = tupleItems(*offsets);
+    if ((int64_t)offs.size() != rank || (int64_t)shape.size() != rank)
+      return error(e.loc(), "tile.load: tensor has rank " +
+                                std::to_string(rank) + " but offsets has " +
+                                std::to_string(offs.size()) +
+                                " and shape has " +
+                                std::to_string(shape.size()) + " entries");
+    if (!indexValues(offs, e.loc(), idx))
+      return SVal::invalid();
+  }
+  Value maskV, otherV;
+  if (mask && !(mask->isConst() && mask->cval.isNone())) {
+    SVal m = *mask;
+    if (m.isConst() || m.kind == SVal::Kind::Scalar)
+      m = toTile(m, shape, DType::Bool, l);
+    else if (m.isTile()) {
+      if (m.dtype != DType::Bool)
+        return error(e.loc(), "tile.load: mask must be a boolean tile, got " +
+                                  describe(m));
+      SmallVector<int64_t> out;
+      if (!broadcastShapes(m.shape(), shape, out) ||
+          ArrayRef<int64_t>(out) != ArrayRef<int64_t>(shape))
+        return error(e.loc(), "tile.load: mask shape " + shapeText(m.shape()) +
+                                  " does not match the block shape " +
+                                  shapeText(shape));
+      m = broadcastTo(m, shape, l);
+    } else
+      return error(e.loc(), "tile.load: bad mask " + describe(m));
+    maskV = m.value;
+  }
+  if (other && !(other->isConst() && other->cval.isNone())) {
+    if (!other->isConst() && other->kind != SVal::Kind::Scalar)
+      return error(e.loc(), "tile.load: other= must be a scalar, got " +
+                                describe(*other));
+    // A constant the element type cannot hold (e.g. -inf in fp8_e4m3,
+    // which has no infinity) loads as NaN: say so, the kernel is almost
+    // certainly wrong for that type.
+    if (other->isConst() && other->cval.isNumber() && isFloatDType(dt)) {
+      double v = other->cval.asDouble();
+      uint8_t stored[8] = {0};
+      storeFromDouble(stored, dt, 0, v);
+      if (!std::isnan(v) && std::isnan(loadAsDouble(stored, dt, 0))) {
+        std::string text =
+            std::isinf(v) ? (v < 0 ? "-inf" : "inf") : std::to_string(v);
+        diags.warning(e.loc(), "tile.load: other=" + text +
+                                   " is not representable in " + dtypeName(dt) +
+                                   " and loads as NaN; mask after converting "
+                                   "to f32 instead (tile.where)");
+      }
+    }
+    otherV = castTo(*other, dt, l).value;
+    if (dt == DType::Bool)
+      otherV = castValue(otherV, DType::Bool, DType::I8, l);
+  }
+  auto type = RankedTensorType::get(shape, storageType(st));
+  Value r;
+  if (gather)
+    r = tl::GatherOp::create(b, l, type, T.value, idx, maskV, otherV);
+  else
+    r = tl::LoadOp::create(b, l, type, T.value, idx, maskV, otherV);
+  if (dt == DType::Bool)
+    return SVal::typed(castValue(r, DType::I8, DType::Bool, l), DType::Bool);
+  return SVal::typed(r, dt);
+}
+
+SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
+                        KwArgs &kw) {
+  Location l = loc(e.loc());
+  auto take = [&](const char *name, size_t pos) {
+    return takeArg(args, kw, name, pos);
+  };
+  if (args.empty() || args[0].kind != SVal::Kind::Tensor)
+    return error(e.loc(), "tile.store needs a global tensor as its first "
+                          "argument" +
+                              (args.empty() ? std::string()
+                                            : ", got " + describe(args[0])));
+  SVal T = args[0];
+  int64_t rank = cast<MemRefType>(T.value.getType()).getRank();
+  auto value = take("value", 1);
+  auto offsets = take("offsets", 2);
+  auto index = take("index", 99);
+  auto mask = take("mask", 99);
+  if (!kw.empty())
+    return error(kw.begin()->second.second,
+                 "tile.store has no argument '" + kw.begin()->first + "'");
+  if (!value)
+    return error(e.loc(), "tile.store needs a value");
+  if (!value->isTile())
+    return error(e.loc(), "tile.store needs a tile value, got " +
+                              describe(*value) +
+                              " (use tile.full to store a constant block)");
+  SVal v = castTo(*value, T.dtype, l);
+  SmallVector<int64_t> shape(v.shape().begin(), v.shape().end());
+  SmallVector<Value> idx;
+  bool scatter = index.has_value();
+  if (scatter) {
+    if (offsets)
+      return error(e.loc(), "tile.store takes either index= or offsets=");
+    std::vector<SVal> tiles = tupleItems(*index);
+    if ((int64_t)tiles.size() != rank)
+      return error(e.loc(), "tile.store: index= needs " + std::to_string(rank) +
+                                " index tile(s)");
+    for (auto &t : tiles) {
+      if (!t.isTile() || isFloatT(t.dtype))
+        return error(e.loc(), "tile.store: indices must be integer tiles");
+      SVal bt = broadcastTo(t, shape, l);
+      if (bt.shape() != ArrayRef<int64_t>(shape))
+        return error(e.loc(), "tile.store: index shape does not match value");
+      idx.push_back(bt.value);
+    }
+  } else {
+    if (!offsets)
+      return error(e.loc(), "tile.store needs offsets=(...) or index=(...)");
+    std::vector<SVal> offs = tupleItems(*offsets);
+    if ((int64_t)offs.size() != rank || (int64_t)shape.size() != rank)
+      return error(e.loc(), "tile.store: tensor has rank " +
+                                std::to_string(rank) + " but offsets has " +
+                                std::to_string(offs.size()) +
+                                " entries and the value has rank " +
+                                std::to_string(shape.size()));
+    if (!indexValues(offs, e.loc(), idx))
+      return SVal::invalid();
+  }
+  Value maskV;
+  if (mask && !(mask->isConst() && mask->cval.isNone())) {
+    SVal m = *mask;
+    if (m.isTile() && m.dtype != DType::Bool)
+      return error(e.loc(), "tile.store: mask must be a boolean tile");
+    if (m.isTile()) {
+      SmallVector<int64_t> out;
+      if (!broadcastShapes(m.shape(), shape, out) ||
+          ArrayRef<int64_t>(out) != ArrayRef<int64_t>(shape))
+        return error(e.loc(), "tile.store: mask shape " + shapeText(m.shape()) +
+                                  " does not match the value shape " +
+                                  shapeText(shape));
+    }
+    m = toTile(m, shape, DType::Bool, l);
+    if (!m.ok())
+      return m;
+    maskV = m.value;
+  }
+  Value sv = v.value;
+  if (T.dtype == DType::Bool)
+    sv = castValue(sv, DType::Bool, DType::I8, l);
+  if (scatter)
+    tl::ScatterOp::create(b, l, sv, T.value, idx, maskV);
+  else
+    tl::StoreOp::create(b, l, sv, T.value, idx, maskV);
+  return SVal::constant(ConstValue::none());
+}
+
+SVal lowerLoad(Emitter &em, BuiltinCall &call) {
+  return em.emitLoad(call.expr, call.args, call.kwargs);
+}
+
+SVal lowerStore(Emitter &em, BuiltinCall &call) {
+  return em.emitStore(call.expr, call.args, call.kwargs);
+}
+
+SVal lowerAtomic(Emitter &em, BuiltinCall &call) {
+  OpBuilder &b = em.b;
+  Location l = call.l;
+  SourceLoc sl = call.sl;
+  std::vector<SVal> &all = call.args;
+  const std::string &name = call.name;
+  auto valK = call.kwarg("value");
+  auto idxK = call.kwarg("index");
+  if (!call.noKwargs())
+    return SVal::invalid();
+  std::vector<SVal> a = all;
+  if (idxK)
+    a.insert(a.begin() + std::min<size_t>(1, a.size()), *idxK);
+  if (valK)
+    a.push_back(*valK);
+  if (a.size() != 3)
+    return call.error(name + "(tensor, index, value) takes 3 arguments");
+  if (a[0].kind != SVal::Kind::Tensor)
+    return call.error(name + "() needs a global tensor, got " + describe(a[0]));
+  DType dt = a[0].dtype;
+  if (dt != DType::F32 && dt != DType::I32 && dt != DType::I64)
+    return call.error(name + "() supports f32, i32 and i64 tensors, not " +
+                      std::string(dtypeName(dt)));
+  std::vector<SVal> offs = tupleItems(a[1]);
+  int64_t rank = cast<MemRefType>(a[0].value.getType()).getRank();
+  if ((int64_t)offs.size() != rank)
+    return call.error(name + "(): the index needs " + std::to_string(rank) +
+                      " entries");
+  SmallVector<Value> idx;
+  if (!em.indexValues(offs, sl, idx))
+    return SVal::invalid();
+  if (a[2].isTile())
+    return call.error(name + "() adds one scalar; reduce the tile first "
+                             "(e.g. tile.sum(x))");
+  if (!a[2].isConst() && !a[2].isTyped())
+    return call.error(name + "(): bad value " + describe(a[2]));
+  SVal v = em.castTo(a[2], dt, l);
+  tl::AtomicKind kind = name == "atomic_add"   ? tl::AtomicKind::add
+                        : name == "atomic_max" ? tl::AtomicKind::max
+                                               : tl::AtomicKind::min;
+  tl::AtomicRMWOp::create(b, l,
+                          tl::AtomicKindAttr::get(em.b.getContext(), kind),
+                          v.value, a[0].value, idx);
+  return SVal::constant(ConstValue::none());
+}
+
+} // namespace tessera::sema::detail
