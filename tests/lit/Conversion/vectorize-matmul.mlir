@@ -63,3 +63,18 @@ func.func @untouched(%a: memref<8x4xi8>, %b: memref<4x32xi8>, %c: memref<8x32xi3
   linalg.matmul ins(%g, %h : memref<?x?xf32>, memref<?x?xf32>) outs(%k : memref<?x?xf32>)
   return
 }
+
+// -----
+
+// An operand that is a reshaped buffer (a (256,) tile split into (16, 16)):
+// the transfers through the expand_shape are vectorised like any other
+// (the rewrites around them do not reach a fixed point, which is no error).
+// CHECK-LABEL: func.func @expanded_operand
+// CHECK: vector.transfer_read %{{.*}} : memref<16x16xf32>, vector<1x1xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.matmul
+func.func @expanded_operand(%flat: memref<256xf32>, %b: memref<16x16xf32>, %c: memref<16x16xf32>) {
+  %a = memref.expand_shape %flat [[0, 1]] output_shape [16, 16] : memref<256xf32> into memref<16x16xf32>
+  linalg.matmul ins(%a, %b : memref<16x16xf32>, memref<16x16xf32>) outs(%c : memref<16x16xf32>)
+  return
+}
