@@ -69,4 +69,62 @@ def split_dot(a: Tensor["N", f32], b: Tensor[16, 16, f32],
     ASSERT_EQ(out.at(i), want[i]) << "element " << i;
 }
 
+// 3-D and 4-D block loads reshaped to 2-D for tile.dot (the multi-head form)
+// compute the batched product.
+TEST(Language, HigherRankBlocksReshapedIntoDot) {
+  auto k3 = sourceKernel(R"(
+@kernel(grid=(cdiv(M, 32), cdiv(N, 32), B))
+def dot3(a: Tensor["B", "M", "K", f32], b: Tensor["B", "K", "N", f32],
+         c: Tensor["B", "M", "N", f32]):
+    z = tile.program_id(2)
+    m0 = tile.program_id(0) * 32
+    n0 = tile.program_id(1) * 32
+    acc = tile.zeros((32, 32), f32)
+    for k0 in range(0, a.shape[2], 16):
+        x = tile.load(a, offsets=(z, m0, k0), shape=(1, 32, 16))
+        w = tile.load(b, offsets=(z, k0, n0), shape=(1, 16, 32))
+        acc = tile.dot(tile.reshape(x, (32, 16)), tile.reshape(w, (16, 32)), acc)
+    tile.store(c, tile.reshape(acc, (1, 32, 32)), offsets=(z, m0, n0))
+)",
+                         "dot3");
+  auto k4 = sourceKernel(R"(
+@kernel(grid=(cdiv(M, 32), cdiv(N, 32), B))
+def dot4(a: Tensor["B", 1, "M", "K", f32], b: Tensor["B", 1, "K", "N", f32],
+         c: Tensor["B", 1, "M", "N", f32]):
+    z = tile.program_id(2)
+    m0 = tile.program_id(0) * 32
+    n0 = tile.program_id(1) * 32
+    acc = tile.zeros((32, 32), f32)
+    for k0 in range(0, a.shape[3], 16):
+        x = tile.load(a, offsets=(z, 0, m0, k0), shape=(1, 1, 32, 16))
+        w = tile.load(b, offsets=(z, 0, k0, n0), shape=(1, 1, 16, 32))
+        acc = tile.dot(tile.reshape(x, (32, 16)), tile.reshape(w, (16, 32)), acc)
+    tile.store(c, tile.reshape(acc, (1, 1, 32, 32)), offsets=(z, 0, m0, n0))
+)",
+                         "dot4");
+  const int64_t nb = 2, n = 48; // edge blocks in M, N and K
+  for (int rank : {3, 4}) {
+    SCOPED_TRACE(rank);
+    std::vector<int64_t> shape = rank == 3 ? std::vector<int64_t>{nb, n, n}
+                                           : std::vector<int64_t>{nb, 1, n, n};
+    HostTensor a = HostTensor::empty(shape, DType::F32);
+    HostTensor b = HostTensor::empty(shape, DType::F32);
+    HostTensor c = HostTensor::zeros(shape, DType::F32);
+    for (int64_t i = 0; i < nb * n * n; ++i) {
+      a.set(a.unflatten(i), double((i * 7) % 11) - 5.0);
+      b.set(b.unflatten(i), double((i * 3) % 7) * 0.25);
+    }
+    ASSERT_LAUNCH(rank == 3 ? k3 : k4, {view(a), view(b), view(c)});
+    for (int64_t z = 0; z < nb; ++z)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < n; ++k)
+            want += a.at((z * n + i) * n + k) * b.at((z * n + k) * n + j);
+          ASSERT_EQ(c.at((z * n + i) * n + j), want)
+              << "batch " << z << " (" << i << ", " << j << ")";
+        }
+  }
+}
+
 } // namespace

@@ -826,7 +826,7 @@ def GPUAsyncCopyPass : Pass<"tessera-gpu-async-copy"> {
 
 def FuseElementwiseKeepDotsPass
     : Pass<"tessera-fuse-elementwise-keep-dots", "::mlir::func::FuncOp"> {
-  let summary = "Element-wise fusion that leaves contractions alone (GPU)";
+  let summary = "Element-wise fusion that leaves contractions alone";
   let description = [{
     The patterns of MLIR's `linalg-fuse-elementwise-ops` (producer fusion,
     reshape propagation by expansion, constant folding, canonicalisation)
@@ -835,8 +835,10 @@ def FuseElementwiseKeepDotsPass
     or more inputs, e.g. the `linalg.matmul` of `tile.dot`). Upstream, the
     reshape propagation turns a matmul of reshaped tiles (attention's
     `[1, 1, M, D]` loads) into a 5- or 7-dimensional generic that the
-    tensor-core path cannot use; here it stays a 2-D matmul and the
-    reshapes stay on the element-wise side.
+    tensor-core path cannot use, and that the CPU's register-tiled matmul
+    (`tessera-vectorize-matmul`) does not match either (scalar loops, 12-25x
+    slower); here it stays a 2-D matmul and the reshapes stay on the
+    element-wise side. Both the CPU and the GPU pipelines use it.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

@@ -170,7 +170,7 @@ Status cpu::lowerToLLVMDialect(ModuleOp module, const std::string &kernel) {
       pm, "func.func(tessera-unify-shape-dims),inline,symbol-dce,"
           "func.func(convert-elementwise-to-linalg),"
           "canonicalize,cse,"
-          "func.func(linalg-fuse-elementwise-ops),"
+          "func.func(tessera-fuse-elementwise-keep-dots),"
           "one-shot-bufferize{unknown-type-conversion=identity-layout-map "
           "allow-return-allocs-from-loops},"
           "canonicalize,cse,"
