@@ -10,6 +10,7 @@
 #include "Emitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -241,18 +242,19 @@ EmittedKernel emitKernel(mlir::MLIRContext &context, const ast::Module &module,
                          const Specialization &spec, const SourceManager &sm,
                          DiagnosticEngine &diags) {
   using namespace mlir;
-  context
-      .loadDialect<detail::tl::TileDialect, arith::ArithDialect,
-                   func::FuncDialect, math::MathDialect, memref::MemRefDialect,
-                   scf::SCFDialect, tensor::TensorDialect>();
+  context.loadDialect<detail::tl::TileDialect, arith::ArithDialect,
+                      func::FuncDialect, math::MathDialect,
+                      memref::MemRefDialect, scf::SCFDialect,
+                      tensor::TensorDialect, cf::ControlFlowDialect>();
   return detail::Emitter(context, module, decl, env, spec, sm, diags).run();
 }
 
 void registerTesseraDialects(mlir::DialectRegistry &registry) {
   using namespace mlir;
-  registry.insert<detail::tl::TileDialect, arith::ArithDialect,
-                  func::FuncDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, tensor::TensorDialect>();
+  registry
+      .insert<detail::tl::TileDialect, arith::ArithDialect, func::FuncDialect,
+              math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+              tensor::TensorDialect, cf::ControlFlowDialect>();
 }
 
 } // namespace tessera::sema

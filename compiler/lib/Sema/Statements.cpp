@@ -10,6 +10,7 @@
 #include "Emitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/SaveAndRestore.h"
@@ -395,6 +396,27 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
   return true;
 }
 
+/// Whether `v` is positive whatever the launch: a positive constant, the
+/// grid's extent, or sums and products of such values (grid-stride loops'
+/// steps, `tile.num_programs(0) * BLOCK`).
+static bool isKnownPositive(Value v, int depth = 0) {
+  if (depth > 8)
+    return false;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (auto c = dyn_cast<arith::ConstantIntOp>(op))
+    return c.value() > 0;
+  if (isa<tl::NumProgramsOp>(op))
+    return true;
+  if (isa<arith::MulIOp, arith::AddIOp>(op))
+    return isKnownPositive(op->getOperand(0), depth + 1) &&
+           isKnownPositive(op->getOperand(1), depth + 1);
+  if (isa<arith::ExtSIOp, arith::ExtUIOp>(op))
+    return isKnownPositive(op->getOperand(0), depth + 1);
+  return false;
+}
+
 void Emitter::emitFor(const ForStmt &s) {
   Location l = loc(s.loc());
   auto *call = dyn_cast<CallExpr>(s.iter.get());
@@ -436,8 +458,8 @@ void Emitter::emitFor(const ForStmt &s) {
             callee.name + "() bounds must be integers, got " + describe(*v));
       return;
     }
-  if (step.isConst() && step.cval.getInt() <= 0) {
-    error(s.iter->loc(), "range() step must be positive");
+  if (step.isConst() && step.cval.getInt() == 0) {
+    error(s.iter->loc(), callee.name + "() step must not be zero");
     return;
   }
 
@@ -450,8 +472,8 @@ void Emitter::emitFor(const ForStmt &s) {
       return;
     }
     int64_t n = 0;
-    for (int64_t i = lo.cval.getInt(); i < hi.cval.getInt();
-         i += step.cval.getInt()) {
+    const int64_t st = step.cval.getInt(), end = hi.cval.getInt();
+    for (int64_t i = lo.cval.getInt(); st > 0 ? i < end : i > end; i += st) {
       if (++n > 4096) {
         error(s.iter->loc(), "static_range() unrolls more than 4096 times");
         return;
@@ -469,6 +491,46 @@ void Emitter::emitFor(const ForStmt &s) {
   Value stv = indexValue(step, s.iter->loc());
   if (!lov || !hiv || !stv)
     return;
+  // A step that is not a positive constant iterates as Python's range does:
+  // downwards when negative, an error when zero (a failed assertion, which
+  // fails the launch; the loop then runs no iteration). The loop counts
+  // iterations t = 0 .. n - 1 and the loop variable is lo + t * step.
+  Value firstV = lov, stepV = stv;
+  const bool countsIterations =
+      !(step.isConst() && step.cval.getInt() > 0) && !isKnownPositive(stv);
+  if (countsIterations) {
+    Type i64 = b.getI64Type();
+    auto c = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, l, i64, v);
+    };
+    Value zero = c(0), one = c(1);
+    Value isZero =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, stv, zero);
+    if (!step.isConst()) {
+      SourceLoc il = s.iter->loc();
+      Value nonZero =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, stv, zero);
+      cf::AssertOp::create(b, l, nonZero,
+                           std::string(sm.getName(il.file)) + ":" +
+                               std::to_string(il.line) + ":" +
+                               std::to_string(il.col) + ": " + callee.name +
+                               "() step is zero");
+    }
+    Value up =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, stv, zero);
+    Value span =
+        arith::SelectOp::create(b, l, up, arith::SubIOp::create(b, l, hiv, lov),
+                                arith::SubIOp::create(b, l, lov, hiv));
+    span = arith::MaxSIOp::create(b, l, span, zero);
+    Value mag = arith::SelectOp::create(b, l, up, stv,
+                                        arith::SubIOp::create(b, l, zero, stv));
+    mag = arith::SelectOp::create(b, l, isZero, one, mag);
+    Value n = arith::CeilDivSIOp::create(b, l, span, mag);
+    n = arith::SelectOp::create(b, l, isZero, zero, n);
+    lov = zero;
+    hiv = n;
+    stv = one;
+  }
 
   // Loop-carried variables: assigned in the body and defined before it.
   std::set<std::string> assigned;
@@ -513,7 +575,11 @@ void Emitter::emitFor(const ForStmt &s) {
       scf::YieldOp::create(b, l);
     }
     b.setInsertionPoint(body->getTerminator());
-    vars[target->name] = SVal::typed(forOp.getInductionVar(), DType::I64);
+    Value iv = forOp.getInductionVar();
+    if (countsIterations)
+      iv = arith::AddIOp::create(b, l, firstV,
+                                 arith::MulIOp::create(b, l, iv, stepV));
+    vars[target->name] = SVal::typed(iv, DType::I64);
     for (size_t i = 0; i < carried.size(); ++i)
       vars[carried[i]] = SVal::typed(forOp.getRegionIterArg(i), types[i]);
     ++loopDepth;

@@ -12,6 +12,8 @@
 
 #include "Core/ThreadPool.h"
 
+#include "tessera/Target/CPU/KernelAsserts.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -72,10 +74,16 @@ public:
       const int64_t total = g[0] * g[1] * g[2];
       int64_t grain = std::max<int64_t>(1, total / (int64_t(pool_.size()) * 8));
       void **argv = ptrs.data();
-      for (int i = 0; i < launches; ++i)
+      // Failed run-time assertions of the kernel (a zero range() step...).
+      cpu::AssertSink asserts;
+      for (int i = 0; i < launches && !asserts.failed(); ++i)
         pool_.parallelFor(total, grain, [&](int64_t b, int64_t e) {
+          cpu::ScopedAssertSink scope(asserts);
           code->run(argv, b, e, g);
         });
+      if (asserts.failed())
+        return failedPrecondition("kernel assertion failed: %s",
+                                  asserts.message().c_str());
       return okStatus();
     };
     if (l.queue) {

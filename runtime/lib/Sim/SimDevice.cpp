@@ -12,6 +12,8 @@
 #include "Core/ThreadPool.h"
 #include "Sim/FiberScheduler.h"
 
+#include "tessera/Target/CPU/KernelAsserts.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -242,7 +244,19 @@ Status SimDevice::runOnce(const launch::Signature &signature,
       launch.sites = &exe.code->accessSites();
       if (counters)
         launch.counts = &rangeCounts;
-      Status s = sim::runBlock(launch);
+      cpu::AssertSink asserts;
+      Status s;
+      {
+        cpu::ScopedAssertSink scope(asserts);
+        s = sim::runBlock(launch);
+      }
+      if (s.ok() && asserts.failed())
+        s = failedPrecondition(
+            "sim: kernel assertion failed in kernel '%s', block (%lld, %lld, "
+            "%lld): %s",
+            name.c_str(), (long long)launch.block[0],
+            (long long)launch.block[1], (long long)launch.block[2],
+            asserts.message().c_str());
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(errMutex);
         if (!failed) {

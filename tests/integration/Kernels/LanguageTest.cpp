@@ -127,4 +127,57 @@ def dot4(a: Tensor["B", 1, "M", "K", f32], b: Tensor["B", 1, "K", "N", f32],
   }
 }
 
+// range() iterates as Python's: negative steps count down, a run-time step
+// of unknown sign is honoured, and a zero step fails the launch with a
+// clear error (it hung on cpu and sim).
+TEST(Language, RangeStepsFollowPython) {
+  auto k = sourceKernel(R"(
+@kernel(grid=(1,))
+def steps(out: Tensor[4, i64], lo: int, hi: int, step: int):
+    count = 0
+    total = 0
+    for i in range(lo, hi, step):
+        count = count + 1
+        total = total + i
+    down = 0
+    for j in range(10, 0, -3):
+        down = down + j
+    tile.store(out, tile.where(tile.arange(0, 4) == 0, count,
+                               tile.where(tile.arange(0, 4) == 1, total,
+                                          tile.where(tile.arange(0, 4) == 2,
+                                                     down, -1))),
+               offsets=(0,))
+)",
+                        "steps");
+  struct Case {
+    int64_t lo, hi, step;
+  };
+  for (Case c : {Case{0, 10, 3}, Case{10, 0, -3}, Case{-5, 6, 4}, Case{3, 3, 1},
+                 Case{3, 9, -2}, Case{9, 3, -1}}) {
+    SCOPED_TRACE(std::to_string(c.lo) + ", " + std::to_string(c.hi) + ", " +
+                 std::to_string(c.step));
+    int64_t count = 0, total = 0;
+    for (int64_t i = c.lo; c.step > 0 ? i < c.hi : i > c.hi; i += c.step) {
+      ++count;
+      total += i;
+    }
+    HostTensor out = HostTensor::zeros({4}, DType::I64);
+    ASSERT_LAUNCH(k, {view(out), Arg(c.lo), Arg(c.hi), Arg(c.step)});
+    EXPECT_EQ(out.at(0), count);
+    EXPECT_EQ(out.at(1), total);
+    EXPECT_EQ(out.at(2), 10 + 7 + 4 + 1);
+  }
+  HostTensor out = HostTensor::zeros({4}, DType::I64);
+  ASSERT_NE(k, nullptr);
+  Status s = k->launch(
+      {view(out), Arg(int64_t(0)), Arg(int64_t(10)), Arg(int64_t(0))});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.toString();
+  EXPECT_NE(s.message().find("kernel assertion failed"), std::string::npos)
+      << s.toString();
+  EXPECT_NE(s.message().find("steps.tile:6:14: range() step is zero"),
+            std::string::npos)
+      << s.toString();
+}
+
 } // namespace

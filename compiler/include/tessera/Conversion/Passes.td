@@ -452,6 +452,21 @@ def PredicateGlobalAccessesPass : Pass<"tessera-predicate-global-accesses"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def LowerKernelAssertsPass : Pass<"tessera-lower-kernel-asserts", "::mlir::ModuleOp"> {
+  let summary = "Failed cf.assert calls the host's kernel-assertion routine";
+  let description = [{
+    For code that runs on the host (the cpu and sim devices): every
+    `cf.assert %cond, "message"` becomes a branch that, when `%cond` is
+    false, calls `tessera_kernel_assert_failed` with the message (a
+    constant string) and then goes on; the routine records the message for
+    the launch, which fails with it (tessera/Target/CPU/KernelAsserts.h).
+    Upstream's lowering aborts the process instead. Runs on unstructured
+    control flow (after convert-scf-to-cf), before the LLVM conversion.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::cf::ControlFlowDialect"];
+}
+
 def ApproximateMathPass : Pass<"tessera-approximate-math"> {
   let summary = "Replaces transcendental math ops with polynomial approximations";
   let description = [{

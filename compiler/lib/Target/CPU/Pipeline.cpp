@@ -3,6 +3,7 @@
 #include "tessera/Target/CPU/Pipeline.h"
 #include "tessera/Support/Hash.h"
 #include "tessera/Target/CPU/JitTarget.h"
+#include "tessera/Target/CPU/KernelAsserts.h"
 
 #include "tessera/Conversion/Passes.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
@@ -408,7 +409,8 @@ namespace {
 /// functions (the C library's, libm's) and the routines the code generator
 /// calls where the target has no instruction for a conversion (bf16 and
 /// f16 rounding without AVX-512 BF16 or F16C), the same whatever the host
-/// provides. Never destroyed: kernels may outlive static destruction.
+/// provides, and the routine failed kernel assertions call
+/// (KernelAsserts.h). Never destroyed: kernels may outlive static destruction.
 StatusOr<llvm::orc::LLJIT *> processJit() {
   static StatusOr<llvm::orc::LLJIT *> jit =
       []() -> StatusOr<llvm::orc::LLJIT *> {
@@ -434,6 +436,9 @@ StatusOr<llvm::orc::LLJIT *> processJit() {
     for (const cpu::RuntimeRoutine &r : cpu::floatConversionRoutines())
       map[mangle(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
                              llvm::JITSymbolFlags::Exported};
+    map[mangle(cpu::kAssertFailedRoutine)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tessera_kernel_assert_failed),
+        llvm::JITSymbolFlags::Exported};
     if (auto err = lib.define(llvm::orc::absoluteSymbols(std::move(map))))
       return internalError("cannot define the JIT's symbols: %s",
                            llvm::toString(std::move(err)).c_str());

@@ -27,7 +27,10 @@ Status tessera::addLLVMConversion(mlir::PassManager &pm) {
                     mlir::LLVM::LLVMDialect>();
   // Reductions may reassociate (tessera-vectorize-reductions already splits
   // them into vector lanes; the GPU reduces in trees).
-  return addPipeline(pm, "convert-vector-to-llvm{reassociate-fp-reductions},"
+  // Failed kernel assertions report to the launch (tessera-lower-kernel-
+  // asserts) rather than abort the process, as upstream's lowering does.
+  return addPipeline(pm, "tessera-lower-kernel-asserts,"
+                         "convert-vector-to-llvm{reassociate-fp-reductions},"
                          "convert-math-to-llvm,"
                          "convert-math-to-libm,convert-to-llvm,"
                          "reconcile-unrealized-casts,canonicalize");
