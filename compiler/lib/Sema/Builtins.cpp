@@ -293,6 +293,8 @@ SVal Emitter::emitMath(const std::string &fn, const SVal &xIn, Location l,
     r = math::SinOp::create(b, l, v);
   else if (fn == "tanh")
     r = math::TanhOp::create(b, l, v);
+  else if (fn == "erf")
+    r = math::ErfOp::create(b, l, v);
   else if (fn == "floor")
     r = math::FloorOp::create(b, l, v);
   else if (fn == "ceil")
@@ -490,6 +492,49 @@ SVal lowerDot(Emitter &em, BuiltinCall &call) {
   return em.emitDot(all[0], all[1], acc ? &*acc : nullptr, at, l, sl);
 }
 
+/// The `axis` (positional or keyword; None or absent: every element) and
+/// `keep_dims` of a reduction; false after reporting an error.
+static bool reductionArguments(Emitter &em, BuiltinCall &call,
+                               std::optional<int64_t> &axis, bool &keepDims) {
+  auto axisK = call.kwarg("axis");
+  auto keepK = call.kwarg("keep_dims");
+  if (!call.noKwargs() || !call.arity(1, 2))
+    return false;
+  std::optional<SVal> axisV =
+      call.args.size() == 2 ? std::optional<SVal>(call.args[1]) : axisK;
+  if (axisV && !(axisV->isConst() && axisV->cval.isNone())) {
+    axis = em.constInt(*axisV, call.sl, "axis");
+    if (!axis)
+      return false;
+  }
+  if (keepK) {
+    if (!keepK->isConst() || !keepK->cval.isBool()) {
+      call.error("keep_dims must be a compile-time bool, got " +
+                 describe(*keepK));
+      return false;
+    }
+    keepDims = keepK->cval.getBool();
+  }
+  return true;
+}
+
+/// `r`, the reduction of tile `x` along `axis` (every axis when absent),
+/// reshaped to keep the reduced dimensions with size 1.
+static SVal keepReducedDims(Emitter &em, const SVal &r, const SVal &x,
+                            std::optional<int64_t> axis, Location l) {
+  if (!r.ok() || !x.isTile())
+    return r;
+  SmallVector<int64_t> shape(x.shape().begin(), x.shape().end());
+  if (axis) {
+    int64_t rank = shape.size(), ax = *axis < 0 ? *axis + rank : *axis;
+    shape[ax] = 1;
+  } else {
+    shape.assign(shape.size(), 1);
+  }
+  return r.isTile() ? em.reshapeTile(r, shape, l)
+                    : em.toTile(r, shape, r.dtype, l);
+}
+
 SVal lowerReduce(Emitter &em, BuiltinCall &call) {
   OpBuilder &b = em.b;
   Location l = call.l;
@@ -539,21 +584,15 @@ SVal lowerReduce(Emitter &em, BuiltinCall &call) {
       return call.error(err);
     return SVal::constant(*r);
   }
-  auto axisK = call.kwarg("axis");
-  if (!call.noKwargs() || !call.arity(1, 2))
-    return SVal::invalid();
-  std::optional<SVal> axisV =
-      all.size() == 2 ? std::optional<SVal>(all[1]) : axisK;
   std::optional<int64_t> axis;
-  if (axisV && !(axisV->isConst() && axisV->cval.isNone())) {
-    axis = em.constInt(*axisV, sl, "axis");
-    if (!axis)
-      return SVal::invalid();
-  }
+  bool keepDims = false;
+  if (!reductionArguments(em, call, axis, keepDims))
+    return SVal::invalid();
   tl::ReduceKind kind = name == "sum"   ? tl::ReduceKind::sum
                         : name == "max" ? tl::ReduceKind::max
                                         : tl::ReduceKind::min;
-  return em.emitReduce(kind, all[0], axis, l, sl);
+  SVal r = em.emitReduce(kind, all[0], axis, l, sl);
+  return keepDims ? keepReducedDims(em, r, all[0], axis, l) : r;
 }
 
 SVal lowerMath(Emitter &em, BuiltinCall &call) {
@@ -589,6 +628,8 @@ SVal lowerMath(Emitter &em, BuiltinCall &call) {
       r = std::sin(x);
     else if (name == "tanh")
       r = std::tanh(x);
+    else if (name == "erf")
+      r = std::erf(x);
     else if (name == "floor")
       r = std::floor(x);
     else if (name == "ceil")
@@ -895,6 +936,125 @@ SVal lowerLen(Emitter &em, BuiltinCall &call) {
   if (all[0].isTile())
     return SVal::constant(ConstValue::integer(all[0].shape()[0]));
   return call.error("len() of " + describe(all[0]));
+}
+
+SVal lowerPow(Emitter &em, BuiltinCall &call) {
+  if (!call.noKwargs() || !call.arity(2, 2))
+    return SVal::invalid();
+  SVal x = call.args[0];
+  for (const SVal &v : call.args)
+    if (!v.isTyped() && !(v.isConst() && v.cval.isNumber()))
+      return call.error("pow() needs tiles or scalars, got " + describe(v));
+  // In floating point whatever the operands (integer ** stays exact only
+  // with the `**` operator's small constant exponents).
+  if (x.isConst())
+    x = SVal::constant(ConstValue::floating(x.cval.asDouble()));
+  else if (!isFloatT(x.dtype))
+    x = em.castTo(x, DType::F32, call.l);
+  return em.emitBinary(BinaryOp::Pow, x, call.args[1], call.sl);
+}
+
+SVal lowerArgReduce(Emitter &em, BuiltinCall &call) {
+  std::optional<int64_t> axis;
+  bool keepDims = false;
+  if (!reductionArguments(em, call, axis, keepDims))
+    return SVal::invalid();
+  SVal x = call.args[0];
+  if (!x.isTile())
+    return call.error(call.name + "() needs a tile, got " + describe(x));
+  const SVal orig = x;
+  const std::optional<int64_t> origAxis = axis;
+  Location l = call.l;
+  SourceLoc sl = call.sl;
+  OpBuilder &b = em.b;
+  if (!axis) { // Over every element: the index into the flattened tile.
+    int64_t n = 1;
+    for (int64_t d : x.shape())
+      n *= d;
+    x = em.reshapeTile(x, {n}, l);
+    axis = 0;
+  }
+  int64_t rank = x.shape().size();
+  int64_t ax = *axis < 0 ? *axis + rank : *axis;
+  if (ax < 0 || ax >= rank)
+    return call.error("axis " + std::to_string(*axis) +
+                      " out of range for a tile of rank " +
+                      std::to_string(rank));
+  if (x.dtype == DType::Bool)
+    x = em.castTo(x, DType::I8, l);
+  bool isMax = call.name == "argmax";
+  // The extreme along the axis, kept as a size-1 dimension, then the first
+  // position that holds it (a NaN counts as the extreme: max and min
+  // propagate it).
+  SVal m = em.emitReduce(isMax ? tl::ReduceKind::max : tl::ReduceKind::min, x,
+                         ax, l, sl);
+  m = keepReducedDims(em, m, x, ax, l);
+  if (!m.ok())
+    return m;
+  SVal hit = em.emitCompare(CmpOp::Eq, x, m, sl);
+  if (isFloatT(x.dtype)) {
+    SVal xNaN = em.emitCompare(CmpOp::Ne, x, x, sl);
+    SVal mNaN = em.emitCompare(CmpOp::Ne, m, m, sl);
+    hit = em.emitBinary(BinaryOp::BitOr, hit,
+                        em.emitBinary(BinaryOp::BitAnd, xNaN, mNaN, sl), sl);
+  }
+  int64_t n = x.shape()[ax];
+  SmallVector<int64_t> idxShape(rank, 1);
+  idxShape[ax] = n;
+  SVal idx = SVal::typed(
+      tl::ArangeOp::create(b, l, em.tileType({n}, DType::I32), 0, n),
+      DType::I32);
+  idx = em.reshapeTile(idx, idxShape, l);
+  SVal none = SVal::constant(ConstValue::integer(n));
+  SmallVector<int64_t> full(x.shape().begin(), x.shape().end());
+  SVal cm = em.toTile(hit, full, DType::Bool, l);
+  SVal iv = em.toTile(idx, full, DType::I32, l);
+  SVal nv = em.toTile(none, full, DType::I32, l);
+  if (!cm.ok() || !iv.ok() || !nv.ok())
+    return SVal::invalid();
+  SVal cand = SVal::typed(
+      arith::SelectOp::create(b, l, cm.value, iv.value, nv.value), DType::I32);
+  SVal r = em.emitReduce(tl::ReduceKind::min, cand, ax, l, sl);
+  return keepDims ? keepReducedDims(em, r, orig, origAxis, l) : r;
+}
+
+SVal lowerNextPowerOf2(Emitter &em, BuiltinCall &call) {
+  if (!call.noKwargs() || !call.arity(1, 1))
+    return SVal::invalid();
+  auto n = em.constInt(call.args[0], call.sl, "next_power_of_2 argument");
+  if (!n)
+    return SVal::invalid();
+  if (*n > (int64_t(1) << 62))
+    return call.error("next_power_of_2(" + std::to_string(*n) +
+                      ") does not fit in 64 bits");
+  int64_t p = 1;
+  while (p < *n)
+    p <<= 1;
+  return SVal::constant(ConstValue::integer(p));
+}
+
+SVal lowerStaticAssert(Emitter &em, BuiltinCall &call) {
+  auto msgK = call.kwarg("msg");
+  if (!msgK)
+    msgK = call.kwarg("message");
+  if (msgK)
+    call.args.push_back(*msgK);
+  if (!call.noKwargs() || !call.arity(1, 2))
+    return SVal::invalid();
+  const SVal &c = call.args[0];
+  if (!c.isConst())
+    return call.error("static_assert() needs a compile-time condition, got " +
+                      describe(c));
+  std::string message;
+  if (call.args.size() == 2) {
+    if (!call.args[1].isConst() || !call.args[1].cval.isStr())
+      return call.error("static_assert() message must be a string");
+    message = call.args[1].cval.getStr();
+  }
+  if (!c.cval.truthy())
+    return call.error("static_assert failed" +
+                      (message.empty() ? std::string() : ": " + message));
+  return SVal::constant(ConstValue::none());
 }
 
 SVal lowerPrint(Emitter &, BuiltinCall &call) {

@@ -211,6 +211,9 @@ public:
   SVal emitCall(const CallExpr &e);
   SVal emitAttribute(const AttributeExpr &e);
   SVal emitSubscript(const SubscriptExpr &e);
+  /// Tile `x` at `index` along dimension `dim` (which goes).
+  SVal pickAlong(const SVal &x, int64_t dim, int64_t index, Location l,
+                 SourceLoc sl);
   /// Calls the lowering of built-in `name` (Builtins.def).
   SVal emitBuiltin(const std::string &name, const CallExpr &e,
                    std::vector<SVal> &args, KwArgs &kwargs, const SVal *self);

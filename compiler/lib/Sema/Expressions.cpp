@@ -10,6 +10,9 @@
 
 #include "tessera/Sema/Builtins.h"
 
+#include <climits>
+#include <limits>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -502,6 +505,37 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
                describe(base) + " has no attribute '" + e.name + "'");
 }
 
+SVal Emitter::pickAlong(const SVal &x, int64_t dim, int64_t index, Location l,
+                        SourceLoc sl) {
+  // The element at `index` along `dim`: the others are replaced by the
+  // lowest value of the type and the dimension reduced with max (exact,
+  // NaN kept; any device runs it).
+  SVal t = x.dtype == DType::Bool ? castTo(x, DType::I8, l) : x;
+  int64_t rank = t.shape().size(), n = t.shape()[dim];
+  SmallVector<int64_t> idxShape(rank, 1);
+  idxShape[dim] = n;
+  SVal idx = SVal::typed(
+      tl::ArangeOp::create(b, l, tileType({n}, DType::I32), 0, n), DType::I32);
+  idx = reshapeTile(idx, idxShape, l);
+  SVal hit = emitCompare(CmpOp::Eq, idx,
+                         SVal::constant(ConstValue::integer(index)), sl);
+  ConstValue lowest =
+      isFloatT(t.dtype)
+          ? ConstValue::floating(-std::numeric_limits<double>::infinity())
+      : t.dtype == DType::I8  ? ConstValue::integer(-128)
+      : t.dtype == DType::I32 ? ConstValue::integer(INT32_MIN)
+                              : ConstValue::integer(INT64_MIN);
+  SmallVector<int64_t> full(t.shape().begin(), t.shape().end());
+  SVal cm = toTile(hit, full, DType::Bool, l);
+  SVal lo = toTile(SVal::constant(lowest), full, t.dtype, l);
+  if (!cm.ok() || !lo.ok())
+    return SVal::invalid();
+  SVal sel = SVal::typed(
+      arith::SelectOp::create(b, l, cm.value, t.value, lo.value), t.dtype);
+  SVal r = emitReduce(tl::ReduceKind::max, sel, dim, l, sl);
+  return castTo(r, x.dtype, l);
+}
+
 SVal Emitter::emitSubscript(const SubscriptExpr &e) {
   SVal base = emit(*e.value);
   if (!base.ok())
@@ -531,27 +565,56 @@ SVal Emitter::emitSubscript(const SubscriptExpr &e) {
     return base.elems[i];
   }
   if (base.isTile()) {
-    // x[:, None], x[None, :]: insert size-1 dimensions.
+    // x[:, None], x[None, :]: insert size-1 dimensions; x[i], x[i, j], x[i, :]
+    // with compile-time integers: read elements (the indexed dimensions go).
     SmallVector<int64_t> shape;
+    std::vector<std::pair<int64_t, int64_t>> picks; // (dimension, index)
     size_t src = 0;
+    const size_t rank = base.shape().size();
     for (auto &ix : e.indices) {
       if (auto *s = dyn_cast<SliceExpr>(ix.get())) {
         if (s->lower || s->upper || s->step)
           return error(ix->loc(), "only ':' slices are supported on tiles");
-        if (src >= base.shape().size())
+        if (src >= rank)
           return error(ix->loc(), "too many indices for a tile of rank " +
-                                      std::to_string(base.shape().size()));
+                                      std::to_string(rank));
         shape.push_back(base.shape()[src++]);
       } else if (isa<NoneExpr>(ix.get())) {
         shape.push_back(1);
       } else {
-        return error(ix->loc(), "tiles can only be indexed with ':' and None "
-                                "(element access is not supported)");
+        SVal iv = emit(*ix);
+        if (!iv.ok())
+          return iv;
+        if (!iv.isConst() || !iv.cval.isInt())
+          return error(ix->loc(),
+                       "a tile's elements are indexed with compile-time "
+                       "integers, got " +
+                           describe(iv) +
+                           " (for a run-time position, select with "
+                           "tile.where and reduce)");
+        if (src >= rank)
+          return error(ix->loc(), "too many indices for a tile of rank " +
+                                      std::to_string(rank));
+        int64_t n = base.shape()[src], i = iv.cval.getInt();
+        if (i < -n || i >= n)
+          return error(ix->loc(), "index " + std::to_string(i) +
+                                      " is out of range for a dimension of " +
+                                      std::to_string(n));
+        picks.push_back({int64_t(src++), i < 0 ? i + n : i});
       }
     }
-    while (src < base.shape().size())
+    while (src < rank)
       shape.push_back(base.shape()[src++]);
-    return reshapeTile(base, shape, l);
+    SVal v = base;
+    // Highest dimension first, so that the lower ones keep their numbers.
+    for (auto it = picks.rbegin(); it != picks.rend(); ++it) {
+      v = pickAlong(v, it->first, it->second, l, e.loc());
+      if (!v.ok())
+        return v;
+    }
+    if (!v.isTile())
+      return v; // every dimension indexed: a scalar
+    return reshapeTile(v, shape, l);
   }
   if (base.kind == SVal::Kind::Tensor)
     return error(e.loc(), "global tensors are read with tile.load, not []");

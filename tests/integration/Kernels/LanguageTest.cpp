@@ -180,4 +180,93 @@ def steps(out: Tensor[4, i64], lo: int, hi: int, step: int):
       << s.toString();
 }
 
+// The reductions' keep_dims, argmax/argmin (first index on ties, NaN as the
+// extreme), element reads t[i, j], t[-1][0] and t[i] (a row), erf and pow.
+TEST(Language, ReductionsElementReadsAndMath) {
+  auto k = sourceKernel(R"(
+@kernel(grid=(1,))
+def feats(x: Tensor[4, 8, f32], centred: Tensor[4, 8, f32],
+          math: Tensor[2, 4, 8, f32], am: Tensor[8, i32], an: Tensor[4, i32],
+          flat: Tensor[2, i32], picks: Tensor[3, f32], row: Tensor[8, f32]):
+    t = tile.load(x, offsets=(0, 0), shape=(4, 8))
+    tile.store(centred, t - tile.sum(t, axis=1, keep_dims=True), offsets=(0, 0))
+    m = tile.reshape(tile.erf(t), (1, 4, 8))
+    p = tile.reshape(tile.pow(tile.abs(t), 1.5), (1, 4, 8))
+    tile.store(math, m, offsets=(0, 0, 0))
+    tile.store(math, p, offsets=(1, 0, 0))
+    tile.store(am, tile.argmax(t, axis=0), offsets=(0,))
+    tile.store(an, t.argmin(1), offsets=(0,))
+    both = tile.where(tile.arange(0, 2) == 0, tile.argmax(t), tile.argmin(t))
+    tile.store(flat, both, offsets=(0,))
+    v = tile.where(tile.arange(0, 3) == 0, t[1, 2],
+                   tile.where(tile.arange(0, 3) == 1, t[-1][0], t[0, -1]))
+    tile.store(picks, v, offsets=(0,))
+    tile.store(row, t[2], offsets=(0,))
+)",
+                        "feats");
+  HostTensor x = HostTensor::empty({4, 8}, DType::F32);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      x.set({i, j}, double((i * 5 + j * 3) % 7) - 3.0); // ties in rows/cols
+  x.set({2, 5}, std::nan("")); // column 5's and row 2's extreme
+  HostTensor centred = HostTensor::zeros({4, 8}, DType::F32);
+  HostTensor math = HostTensor::zeros({2, 4, 8}, DType::F32);
+  HostTensor am = HostTensor::zeros({8}, DType::I32);
+  HostTensor an = HostTensor::zeros({4}, DType::I32);
+  HostTensor flat = HostTensor::zeros({2}, DType::I32);
+  HostTensor picks = HostTensor::zeros({3}, DType::F32);
+  HostTensor row = HostTensor::zeros({8}, DType::F32);
+  ASSERT_LAUNCH(k, {view(x), view(centred), view(math), view(am), view(an),
+                    view(flat), view(picks), view(row)});
+  auto better = [](double a, double b, bool max) {
+    if (std::isnan(b))
+      return false;
+    if (std::isnan(a))
+      return true;
+    return max ? a > b : a < b;
+  };
+  for (int64_t j = 0; j < 8; ++j) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < 4; ++i)
+      if (better(x.get({i, j}), x.get({best, j}), true))
+        best = i;
+    EXPECT_EQ(am.at(j), best) << "argmax of column " << j;
+  }
+  for (int64_t i = 0; i < 4; ++i) {
+    int64_t best = 0;
+    double sum = 0;
+    for (int64_t j = 0; j < 8; ++j) {
+      sum += x.get({i, j});
+      if (j && better(x.get({i, j}), x.get({i, best}), false))
+        best = j;
+    }
+    EXPECT_EQ(an.at(i), best) << "argmin of row " << i;
+    for (int64_t j = 0; j < 8; ++j) {
+      double v = x.get({i, j});
+      if (std::isnan(sum)) {
+        EXPECT_TRUE(std::isnan(centred.get({i, j})));
+      } else {
+        EXPECT_NEAR(centred.get({i, j}), v - sum, 1e-5);
+      }
+      if (std::isnan(v))
+        continue;
+      EXPECT_NEAR(math.get({0, i, j}), std::erf(v), 2e-6) << v;
+      EXPECT_NEAR(math.get({1, i, j}), std::pow(std::fabs(v), 1.5),
+                  2e-6 * std::pow(std::fabs(v), 1.5) + 1e-7)
+          << v;
+    }
+  }
+  EXPECT_EQ(flat.at(0), 2 * 8 + 5) << "argmax over every element: the NaN";
+  EXPECT_EQ(flat.at(1), 2 * 8 + 5) << "argmin over every element: the NaN";
+  EXPECT_EQ(picks.at(0), x.get({1, 2}));
+  EXPECT_EQ(picks.at(1), x.get({3, 0}));
+  EXPECT_EQ(picks.at(2), x.get({0, 7}));
+  for (int64_t j = 0; j < 8; ++j) {
+    if (std::isnan(x.get({2, j})))
+      EXPECT_TRUE(std::isnan(row.at(j)));
+    else
+      EXPECT_EQ(row.at(j), x.get({2, j}));
+  }
+}
+
 } // namespace
