@@ -47,6 +47,13 @@ bool BuiltinCall::arity(size_t lo, size_t hi) {
   return false;
 }
 
+bool BuiltinCall::accept(size_t lo, size_t hi, const char *lastKeyword) {
+  if (lastKeyword)
+    if (auto v = kwarg(lastKeyword))
+      args.push_back(*v);
+  return noKwargs() && arity(lo, hi);
+}
+
 bool BuiltinCall::noKwargs() {
   if (kwargs.empty())
     return true;
@@ -367,10 +374,7 @@ SVal lowerProgramCoordinate(Emitter &em, BuiltinCall &call) {
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
   const std::string &name = call.name;
-  auto axisV = call.kwarg("axis");
-  if (axisV)
-    all.push_back(*axisV);
-  if (!call.noKwargs() || !call.arity(1, 1))
+  if (!call.accept(1, 1, "axis"))
     return SVal::invalid();
   auto axis = em.constInt(all[0], sl, "axis");
   if (!axis)
@@ -390,7 +394,7 @@ SVal lowerArange(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  if (!call.noKwargs() || !call.arity(1, 2))
+  if (!call.accept(1, 2))
     return SVal::invalid();
   auto lo = em.constInt(
       all.size() == 2 ? all[0] : SVal::constant(ConstValue::integer(0)), sl,
@@ -461,8 +465,7 @@ SVal lowerFillLike(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   std::vector<SVal> &all = call.args;
   const std::string &name = call.name;
-  if (!call.noKwargs() ||
-      !call.arity(name == "full_like" ? 2 : 1, name == "full_like" ? 2 : 1))
+  if (!call.accept(name == "full_like" ? 2 : 1, name == "full_like" ? 2 : 1))
     return SVal::invalid();
   if (!all[0].isTile())
     return call.error(name + "() needs a tile");
@@ -479,7 +482,7 @@ SVal lowerDot(Emitter &em, BuiltinCall &call) {
   auto accT = call.kwarg("acc_dtype");
   if (!accT)
     accT = call.kwarg("out_dtype");
-  if (!call.noKwargs() || !call.arity(2, 3))
+  if (!call.accept(2, 3))
     return SVal::invalid();
   std::optional<SVal> acc =
       all.size() == 3 ? std::optional<SVal>(all[2]) : accK;
@@ -498,7 +501,7 @@ static bool reductionArguments(Emitter &em, BuiltinCall &call,
                                std::optional<int64_t> &axis, bool &keepDims) {
   auto axisK = call.kwarg("axis");
   auto keepK = call.kwarg("keep_dims");
-  if (!call.noKwargs() || !call.arity(1, 2))
+  if (!call.accept(1, 2))
     return false;
   std::optional<SVal> axisV =
       call.args.size() == 2 ? std::optional<SVal>(call.args[1]) : axisK;
@@ -600,7 +603,7 @@ SVal lowerMath(Emitter &em, BuiltinCall &call) {
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
   const std::string &name = call.name;
-  if (!call.noKwargs() || !call.arity(1, 1))
+  if (!call.accept(1, 1))
     return SVal::invalid();
   if (name == "abs" && all[0].isConst()) {
     std::string err;
@@ -647,7 +650,7 @@ SVal lowerMinMax(Emitter &em, BuiltinCall &call) {
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
   const std::string &name = call.name;
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2))
     return SVal::invalid();
   for (auto &v : all)
     if (!v.isConst() && !v.isTyped())
@@ -691,7 +694,7 @@ SVal lowerWhere(Emitter &em, BuiltinCall &call) {
   OpBuilder &b = em.b;
   Location l = call.l;
   std::vector<SVal> &all = call.args;
-  if (!call.noKwargs() || !call.arity(3, 3))
+  if (!call.accept(3, 3))
     return SVal::invalid();
   for (auto &v : all)
     if (!v.isConst() && !v.isTyped())
@@ -738,10 +741,7 @@ SVal lowerReshape(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  auto shapeK = call.kwarg("shape");
-  if (shapeK)
-    all.push_back(*shapeK);
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2, "shape"))
     return SVal::invalid();
   if (!all[0].isTile())
     return call.error("reshape() needs a tile, got " + describe(all[0]));
@@ -763,7 +763,7 @@ SVal lowerBroadcastTo(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2))
     return SVal::invalid();
   auto shape = em.constShape(all[1], sl, "shape");
   if (!shape)
@@ -784,10 +784,7 @@ SVal lowerExpandDims(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  auto axisK = call.kwarg("axis");
-  if (axisK)
-    all.push_back(*axisK);
-  if (!call.noKwargs() || !call.arity(2, 2) || !all[0].isTile())
+  if (!call.accept(2, 2, "axis") || !all[0].isTile())
     return call.error("expand_dims(tile, axis)");
   auto ax = em.constInt(all[1], sl, "axis");
   if (!ax)
@@ -804,10 +801,7 @@ SVal lowerTrans(Emitter &em, BuiltinCall &call) {
   OpBuilder &b = em.b;
   Location l = call.l;
   std::vector<SVal> &all = call.args;
-  auto permK = call.kwarg("perm");
-  if (permK)
-    all.push_back(*permK);
-  if (!call.noKwargs() || !call.arity(1, 2))
+  if (!call.accept(1, 2, "perm"))
     return SVal::invalid();
   if (!all[0].isTile())
     return call.error("trans() needs a tile, got " + describe(all[0]));
@@ -848,10 +842,7 @@ SVal lowerCast(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  auto dtK = call.kwarg("dtype");
-  if (dtK)
-    all.push_back(*dtK);
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2, "dtype"))
     return SVal::invalid();
   auto dt = em.constDTypeArg(all[1], sl);
   if (!dt)
@@ -869,7 +860,7 @@ SVal lowerCast(Emitter &em, BuiltinCall &call) {
 SVal lowerCdiv(Emitter &em, BuiltinCall &call) {
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2))
     return SVal::invalid();
   if (all[0].isConst() && all[1].isConst()) {
     std::string err;
@@ -891,7 +882,7 @@ SVal lowerCdiv(Emitter &em, BuiltinCall &call) {
 SVal lowerDivRn(Emitter &em, BuiltinCall &call) {
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2))
     return SVal::invalid();
   llvm::SaveAndRestore exact(em.approximateDivision, false);
   return em.emitBinary(BinaryOp::Div, all[0], all[1], sl);
@@ -900,7 +891,7 @@ SVal lowerDivRn(Emitter &em, BuiltinCall &call) {
 SVal lowerFma(Emitter &em, BuiltinCall &call) {
   SourceLoc sl = call.sl;
   std::vector<SVal> &all = call.args;
-  if (!call.noKwargs() || !call.arity(3, 3))
+  if (!call.accept(3, 3))
     return SVal::invalid();
   SVal p = em.emitBinary(BinaryOp::Mul, all[0], all[1], sl);
   return p.ok() ? em.emitBinary(BinaryOp::Add, p, all[2], sl) : p;
@@ -910,7 +901,7 @@ SVal lowerConvert(Emitter &em, BuiltinCall &call) {
   Location l = call.l;
   std::vector<SVal> &all = call.args;
   const std::string &name = call.name;
-  if (!call.noKwargs() || !call.arity(1, 1))
+  if (!call.accept(1, 1))
     return SVal::invalid();
   if (all[0].isConst()) {
     std::string err;
@@ -929,7 +920,7 @@ SVal lowerConvert(Emitter &em, BuiltinCall &call) {
 
 SVal lowerLen(Emitter &em, BuiltinCall &call) {
   std::vector<SVal> &all = call.args;
-  if (!call.arity(1, 1))
+  if (!call.accept(1, 1))
     return SVal::invalid();
   if (all[0].isConst() && all[0].cval.isTuple())
     return SVal::constant(ConstValue::integer(all[0].cval.getTuple().size()));
@@ -939,7 +930,7 @@ SVal lowerLen(Emitter &em, BuiltinCall &call) {
 }
 
 SVal lowerPow(Emitter &em, BuiltinCall &call) {
-  if (!call.noKwargs() || !call.arity(2, 2))
+  if (!call.accept(2, 2))
     return SVal::invalid();
   SVal x = call.args[0];
   for (const SVal &v : call.args)
@@ -1019,7 +1010,7 @@ SVal lowerArgReduce(Emitter &em, BuiltinCall &call) {
 }
 
 SVal lowerNextPowerOf2(Emitter &em, BuiltinCall &call) {
-  if (!call.noKwargs() || !call.arity(1, 1))
+  if (!call.accept(1, 1))
     return SVal::invalid();
   auto n = em.constInt(call.args[0], call.sl, "next_power_of_2 argument");
   if (!n)
@@ -1039,7 +1030,7 @@ SVal lowerStaticAssert(Emitter &em, BuiltinCall &call) {
     msgK = call.kwarg("message");
   if (msgK)
     call.args.push_back(*msgK);
-  if (!call.noKwargs() || !call.arity(1, 2))
+  if (!call.accept(1, 2))
     return SVal::invalid();
   const SVal &c = call.args[0];
   if (!c.isConst())

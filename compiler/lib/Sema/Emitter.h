@@ -304,6 +304,10 @@ struct BuiltinCall {
   bool arity(size_t lo, size_t hi);
   /// Reports an error if a keyword argument is left.
   bool noKwargs();
+  /// Takes keyword `lastKeyword` (when given) as the last positional
+  /// argument, then checks that no keyword is left and that there are `lo`
+  /// to `hi` positional arguments (reporting the error when not).
+  bool accept(size_t lo, size_t hi, const char *lastKeyword = nullptr);
 };
 
 /// The lowering functions named by Builtins.def.
