@@ -729,12 +729,7 @@ SVal lowerWhere(Emitter &em, BuiltinCall &call) {
     return SVal::typed(arith::SelectOp::create(b, l, c.value, x.value, y.value),
                        *t);
   }
-  SVal cm = em.toTile(c, shape, DType::Bool, l);
-  SVal x = em.toTile(all[1], shape, *t, l), y = em.toTile(all[2], shape, *t, l);
-  if (!cm.ok() || !x.ok() || !y.ok())
-    return SVal::invalid();
-  return SVal::typed(arith::SelectOp::create(b, l, cm.value, x.value, y.value),
-                     *t);
+  return em.selectTiles(c, all[1], all[2], *t, shape, l);
 }
 
 SVal lowerReshape(Emitter &em, BuiltinCall &call) {
@@ -957,7 +952,6 @@ SVal lowerArgReduce(Emitter &em, BuiltinCall &call) {
   const std::optional<int64_t> origAxis = axis;
   Location l = call.l;
   SourceLoc sl = call.sl;
-  OpBuilder &b = em.b;
   if (!axis) { // Over every element: the index into the flattened tile.
     int64_t n = 1;
     for (int64_t d : x.shape())
@@ -990,21 +984,11 @@ SVal lowerArgReduce(Emitter &em, BuiltinCall &call) {
                         em.emitBinary(BinaryOp::BitAnd, xNaN, mNaN, sl), sl);
   }
   int64_t n = x.shape()[ax];
-  SmallVector<int64_t> idxShape(rank, 1);
-  idxShape[ax] = n;
-  SVal idx = SVal::typed(
-      tl::ArangeOp::create(b, l, em.tileType({n}, DType::I32), 0, n),
-      DType::I32);
-  idx = em.reshapeTile(idx, idxShape, l);
-  SVal none = SVal::constant(ConstValue::integer(n));
-  SmallVector<int64_t> full(x.shape().begin(), x.shape().end());
-  SVal cm = em.toTile(hit, full, DType::Bool, l);
-  SVal iv = em.toTile(idx, full, DType::I32, l);
-  SVal nv = em.toTile(none, full, DType::I32, l);
-  if (!cm.ok() || !iv.ok() || !nv.ok())
-    return SVal::invalid();
-  SVal cand = SVal::typed(
-      arith::SelectOp::create(b, l, cm.value, iv.value, nv.value), DType::I32);
+  SVal cand = em.selectTiles(hit, em.positionsAlong(x.shape(), ax, l),
+                             SVal::constant(ConstValue::integer(n)), DType::I32,
+                             x.shape(), l);
+  if (!cand.ok())
+    return cand;
   SVal r = em.emitReduce(tl::ReduceKind::min, cand, ax, l, sl);
   return keepDims ? keepReducedDims(em, r, orig, origAxis, l) : r;
 }

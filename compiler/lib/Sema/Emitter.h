@@ -211,6 +211,12 @@ public:
   SVal emitCall(const CallExpr &e);
   SVal emitAttribute(const AttributeExpr &e);
   SVal emitSubscript(const SubscriptExpr &e);
+  /// An i32 tile of `shape` holding each element's position along `dim`.
+  SVal positionsAlong(ArrayRef<int64_t> shape, int64_t dim, Location l);
+  /// `a` where `cond` holds, else `c`: all three broadcast to `shape`, the
+  /// values converted to `t`.
+  SVal selectTiles(const SVal &cond, const SVal &a, const SVal &c, DType t,
+                   ArrayRef<int64_t> shape, Location l);
   /// Tile `x` at `index` along dimension `dim` (which goes).
   SVal pickAlong(const SVal &x, int64_t dim, int64_t index, Location l,
                  SourceLoc sl);

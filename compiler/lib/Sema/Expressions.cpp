@@ -505,19 +505,32 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
                describe(base) + " has no attribute '" + e.name + "'");
 }
 
+SVal Emitter::positionsAlong(ArrayRef<int64_t> shape, int64_t dim, Location l) {
+  int64_t n = shape[dim];
+  SmallVector<int64_t> along(shape.size(), 1);
+  along[dim] = n;
+  SVal idx = SVal::typed(
+      tl::ArangeOp::create(b, l, tileType({n}, DType::I32), 0, n), DType::I32);
+  return toTile(reshapeTile(idx, along, l), shape, DType::I32, l);
+}
+
+SVal Emitter::selectTiles(const SVal &cond, const SVal &a, const SVal &c,
+                          DType t, ArrayRef<int64_t> shape, Location l) {
+  SVal cm = toTile(cond, shape, DType::Bool, l);
+  SVal x = toTile(a, shape, t, l), y = toTile(c, shape, t, l);
+  if (!cm.ok() || !x.ok() || !y.ok())
+    return SVal::invalid();
+  return SVal::typed(arith::SelectOp::create(b, l, cm.value, x.value, y.value),
+                     t);
+}
+
 SVal Emitter::pickAlong(const SVal &x, int64_t dim, int64_t index, Location l,
                         SourceLoc sl) {
   // The element at `index` along `dim`: the others are replaced by the
   // lowest value of the type and the dimension reduced with max (exact,
   // NaN kept; any device runs it).
   SVal t = x.dtype == DType::Bool ? castTo(x, DType::I8, l) : x;
-  int64_t rank = t.shape().size(), n = t.shape()[dim];
-  SmallVector<int64_t> idxShape(rank, 1);
-  idxShape[dim] = n;
-  SVal idx = SVal::typed(
-      tl::ArangeOp::create(b, l, tileType({n}, DType::I32), 0, n), DType::I32);
-  idx = reshapeTile(idx, idxShape, l);
-  SVal hit = emitCompare(CmpOp::Eq, idx,
+  SVal hit = emitCompare(CmpOp::Eq, positionsAlong(t.shape(), dim, l),
                          SVal::constant(ConstValue::integer(index)), sl);
   ConstValue lowest =
       isFloatT(t.dtype)
@@ -525,13 +538,9 @@ SVal Emitter::pickAlong(const SVal &x, int64_t dim, int64_t index, Location l,
       : t.dtype == DType::I8  ? ConstValue::integer(-128)
       : t.dtype == DType::I32 ? ConstValue::integer(INT32_MIN)
                               : ConstValue::integer(INT64_MIN);
-  SmallVector<int64_t> full(t.shape().begin(), t.shape().end());
-  SVal cm = toTile(hit, full, DType::Bool, l);
-  SVal lo = toTile(SVal::constant(lowest), full, t.dtype, l);
-  if (!cm.ok() || !lo.ok())
-    return SVal::invalid();
-  SVal sel = SVal::typed(
-      arith::SelectOp::create(b, l, cm.value, t.value, lo.value), t.dtype);
+  SVal sel = selectTiles(hit, t, SVal::constant(lowest), t.dtype, t.shape(), l);
+  if (!sel.ok())
+    return sel;
   SVal r = emitReduce(tl::ReduceKind::max, sel, dim, l, sl);
   return castTo(r, x.dtype, l);
 }
@@ -572,15 +581,17 @@ SVal Emitter::emitSubscript(const SubscriptExpr &e) {
     size_t src = 0;
     const size_t rank = base.shape().size();
     for (auto &ix : e.indices) {
+      if (isa<NoneExpr>(ix.get())) {
+        shape.push_back(1);
+        continue;
+      }
+      if (src >= rank)
+        return error(ix->loc(), "too many indices for a tile of rank " +
+                                    std::to_string(rank));
       if (auto *s = dyn_cast<SliceExpr>(ix.get())) {
         if (s->lower || s->upper || s->step)
           return error(ix->loc(), "only ':' slices are supported on tiles");
-        if (src >= rank)
-          return error(ix->loc(), "too many indices for a tile of rank " +
-                                      std::to_string(rank));
         shape.push_back(base.shape()[src++]);
-      } else if (isa<NoneExpr>(ix.get())) {
-        shape.push_back(1);
       } else {
         SVal iv = emit(*ix);
         if (!iv.ok())
@@ -592,9 +603,6 @@ SVal Emitter::emitSubscript(const SubscriptExpr &e) {
                            describe(iv) +
                            " (for a run-time position, select with "
                            "tile.where and reduce)");
-        if (src >= rank)
-          return error(ix->loc(), "too many indices for a tile of rank " +
-                                      std::to_string(rank));
         int64_t n = base.shape()[src], i = iv.cval.getInt();
         if (i < -n || i >= n)
           return error(ix->loc(), "index " + std::to_string(i) +

@@ -208,6 +208,10 @@ Status SimDevice::runOnce(const launch::Signature &signature,
   bool failed = false;
   sim::LaunchCounts counts; // under errMutex
   auto runRange = [&](int64_t begin, int64_t end) {
+    // Failed kernel assertions of this range's blocks (the first fails the
+    // launch, with the block that failed it).
+    cpu::AssertSink asserts;
+    cpu::ScopedAssertSink assertScope(asserts);
     std::vector<unsigned char> arena(size_t(std::max<int64_t>(arenaBytes, 1)));
     std::vector<int64_t> blockSlots;
     // This range's counts, added to the launch's at the end (a failed
@@ -244,12 +248,7 @@ Status SimDevice::runOnce(const launch::Signature &signature,
       launch.sites = &exe.code->accessSites();
       if (counters)
         launch.counts = &rangeCounts;
-      cpu::AssertSink asserts;
-      Status s;
-      {
-        cpu::ScopedAssertSink scope(asserts);
-        s = sim::runBlock(launch);
-      }
+      Status s = sim::runBlock(launch);
       if (s.ok() && asserts.failed())
         s = failedPrecondition(
             "sim: kernel assertion failed in kernel '%s', block (%lld, %lld, "
