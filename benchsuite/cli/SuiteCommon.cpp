@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace tessera;
@@ -180,6 +181,28 @@ CaseSpec bench::makeCase(const std::string &suite, const std::string &kernel,
   return c;
 }
 
+CaseSpec bench::seedSimtVariant(CaseSpec c) {
+  c.seedSimt = true;
+  c.name += " [seed SIMT]";
+  c.params["form"] = "seed SIMT";
+  return c;
+}
+
+void bench::addSeedSimtVariants(std::vector<CaseSpec> &cases,
+                                const CaseRequest &req) {
+  if (req.sizes == SizeSet::Full || req.sizes == SizeSet::Gpu)
+    return;
+  std::vector<CaseSpec> out;
+  std::set<std::string> seen;
+  for (const CaseSpec &c : cases) {
+    out.push_back(c);
+    if (req.device != DeviceKind::Cpu || req.sizes == SizeSet::Custom ||
+        seen.insert(c.suite + " " + c.kernel + " " + c.precision).second)
+      out.push_back(seedSimtVariant(c));
+  }
+  cases = std::move(out);
+}
+
 std::string bench::dimsText(const std::vector<int64_t> &dims) {
   std::string s;
   for (int64_t d : dims)
@@ -254,8 +277,10 @@ void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
       if (t->strides.empty() || t->strides.back() == 1)
         spec.unitStrideTensors.push_back(p.name);
   }
-  std::string key = prog.name() + "\n" + r.kernel + "\n" + spec.canonical() +
-                    "\n" + ctx.gpuArch;
+  // The kernel compiled (a case's seed SIMT form is another kernel).
+  const std::string &name = info.name;
+  std::string key =
+      prog.name() + "\n" + name + "\n" + spec.canonical() + "\n" + ctx.gpuArch;
   auto [it, fresh] = ctx.gpuArtifacts.try_emplace(key);
   RunContext::GpuArtifacts &g = it->second;
   if (fresh) {
@@ -267,7 +292,7 @@ void gpuArtifacts(RunContext &ctx, const Program &prog, const Kernel &kernel,
     auto module =
         driver::SourceModule::parse(prog.name(), std::string(prog.source()));
     auto cubin = module.ok()
-                     ? driver::emit(**module, r.kernel, spec,
+                     ? driver::emit(**module, name, spec,
                                     driver::EmitKind::Cubin, &times, gpu, &res)
                      : StatusOr<std::string>(module.status());
     if (!cubin.ok()) {

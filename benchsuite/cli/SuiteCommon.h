@@ -168,6 +168,16 @@ CaseSpec makeCase(const std::string &suite, const std::string &kernel,
 /// "4x512x768" for {4, 512, 768}.
 std::string dimsText(const std::vector<int64_t> &dims);
 
+/// `c` run with the seed's SIMT form of its kernel (CaseSpec::seedSimt),
+/// named "<name> [seed SIMT]".
+CaseSpec seedSimtVariant(CaseSpec c);
+
+/// Beside each case of the default sets on cpu, sim and cuda, and of
+/// custom sizes: the same work done by the seed's SIMT kernel. On cpu (which
+/// runs SIMT programs on the sim's fiber scheduler) beside the first case
+/// of each precision only.
+void addSeedSimtVariants(std::vector<CaseSpec> &cases, const CaseRequest &req);
+
 /// A byte count as "1 MiB", "256 KiB" or "12 B".
 std::string bytesText(int64_t bytes);
 

@@ -56,6 +56,9 @@ struct CaseSpec {
   /// One point of the kernel's autotune space to compile the case with
   /// (`--configs all`); empty: the configuration the --tune mode gives.
   std::map<std::string, ConstValue> config;
+  /// Runs the seed's thread-level (SIMT) form of the kernel
+  /// (kernels_dsl/seed/) on the same work, beside the tile form.
+  bool seedSimt = false;
   int64_t dim(const std::string &name, int64_t otherwise = 0) const {
     auto it = dims.find(name);
     return it == dims.end() ? otherwise : it->second;

@@ -355,6 +355,7 @@ std::vector<CaseSpec> layerNormCases(const CaseRequest &req) {
         out.push_back(layerNormCase(1, 2048, 4096, p));
     }
   }
+  addSeedSimtVariants(out, req);
   return out;
 }
 
@@ -377,8 +378,8 @@ CaseResult runLayerNorm(RunContext &ctx, const CaseSpec &spec) {
   auto bf = std::make_shared<std::vector<float>>(bias->toF32());
   auto ref = std::make_shared<std::vector<float>>(size_t(rows * H));
   Plan p;
-  p.family = "layernorm";
-  p.kernel = "layernorm";
+  p.family = spec.seedSimt ? "seed/layernorm_safe" : "layernorm";
+  p.kernel = spec.seedSimt ? "layernorm_safe" : "layernorm";
   p.precision = spec.precision;
   p.args = {x->view({B, S, H}), w->view({H}), bias->view({H}),
             y->view({B, S, H}), Arg(double(eps))};
@@ -465,6 +466,7 @@ std::vector<CaseSpec> softmaxCases(const CaseRequest &req) {
       out.push_back(softmaxCase(1, 1, 1, 65536, false, p));
     }
   }
+  addSeedSimtVariants(out, req);
   return out;
 }
 
@@ -483,10 +485,11 @@ CaseResult runSoftmax(RunContext &ctx, const CaseSpec &spec) {
   auto xf = std::make_shared<std::vector<float>>(x->toF32());
   auto ref = std::make_shared<std::vector<float>>(size_t(rows * Sk));
   Plan p;
-  p.family = "softmax";
-  p.kernel = "softmax";
+  p.family = spec.seedSimt ? "seed/softmax_safe" : "softmax";
+  p.kernel = spec.seedSimt ? "softmax_safe" : "softmax";
   p.precision = spec.precision;
-  p.fixed = {{"CAUSAL", ConstValue::boolean(causal)}};
+  p.fixed = {
+      {spec.seedSimt ? "causal_mask" : "CAUSAL", ConstValue::boolean(causal)}};
   p.args = {x->view({B, H, Sq, Sk}), y->view({B, H, Sq, Sk})};
   p.reset = [y] { y->fill(0.0); };
   p.result = [y] { return y->toF64(); };

@@ -158,6 +158,33 @@ CaseResult runVectorOp(RunContext &ctx, const CaseSpec &spec) {
         op == "reduce_max" ? ToleranceOp::Elementwise : ToleranceOp::Reduction;
     p.reductionLength = n;
   }
+  if (spec.seedSimt) {
+    // The seed's kernel: (x, y, result, alpha) with `operation` fixed. It
+    // writes `result` (axpy too) and leaves the square root of norm to the
+    // host.
+    const std::string &op = spec.op;
+    p.family = "seed/vector_operations";
+    p.kernel = "vector_operations";
+    p.fixed = {{"operation", ConstValue::string(op)},
+               {"result_dtype", ConstValue::dtype(DType::F32)}};
+    if (op == "axpy") {
+      p.args = {view(buf->a, n, s), view(buf->b, n, s), view(buf->c, n, s),
+                Arg(double(alpha))};
+      p.reset = [buf] { std::fill(buf->c.begin(), buf->c.end(), 0.0f); };
+      p.result = [buf, n, s] { return toDoubles(buf->c, n, s); };
+    } else if (op == "add" || op == "mul") {
+      p.args.push_back(Arg(1.0));
+    } else {
+      TensorView out = TensorView::contiguous(buf->out.data(), DType::F32, {1});
+      p.args = {view(buf->a, n), view(buf->b, n), out, Arg(1.0)};
+      if (op == "norm") {
+        p.after.clear();
+        p.result = [buf] {
+          return std::vector<double>{std::sqrt(double(buf->out[0]))};
+        };
+      }
+    }
+  }
   // Beside cuda results: the same operation as a CUDA C++ kernel (NVRTC).
   if (ctx.device == DeviceKind::Cuda) {
     namespace ck = cudakernels;
@@ -230,6 +257,7 @@ std::vector<CaseSpec> vectorOpCases(const CaseRequest &req) {
             std::string(op) == "add")
           out.push_back(vectorCase(op, dims.at("N"), stride));
     }
+    addSeedSimtVariants(out, req);
     return out;
   }
   std::vector<int64_t> ns;
@@ -243,6 +271,7 @@ std::vector<CaseSpec> vectorOpCases(const CaseRequest &req) {
   for (int64_t n : ns)
     for (const char *op : kVectorOps)
       out.push_back(vectorCase(op, n, 1));
+  addSeedSimtVariants(out, req);
   std::vector<int64_t> strided = req.sizes == SizeSet::Full
                                      ? std::vector<int64_t>{1048576, 4194304}
                                      : std::vector<int64_t>{ns.back()};

@@ -331,7 +331,12 @@ Status Runtime::saveBundle(const std::string &path,
           /*thisBuild=*/false);
       if (!keys.insert(c.key).second)
         continue;
-      TESSERA_ASSIGN_OR_RETURN(c.code, dev.pack(*exe));
+      auto packed = dev.pack(*exe);
+      // Code with no stored form on this device (SIMT programs on cpu) is
+      // compiled where the bundle is loaded.
+      if (!packed.ok() && packed.status().code() == StatusCode::kUnimplemented)
+        continue;
+      TESSERA_ASSIGN_OR_RETURN(c.code, std::move(packed));
       bundle.code.push_back(std::move(c));
     }
   }

@@ -553,7 +553,7 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
                            vector::TransferReadOp, vector::TransferWriteOp,
                            nvgpu::LdMatrixOp, nvgpu::DeviceAsyncCopyOp,
                            nvgpu::TmaAsyncLoadOp, memref::LoadOp,
-                           memref::StoreOp,
+                           memref::StoreOp, memref::AtomicRMWOp,
                            memref::ExtractAlignedPointerAsIndexOp>(owner)) {
               // Accesses whose result types do not depend on the memref's
               // address space read the view directly.

@@ -141,6 +141,8 @@ SourceModule::parse(std::string name, std::string text) {
       if (!fn || !sema::isKernelDefinition(*fn))
         continue;
       if (auto decl = sema::analyzeKernel(*fn, I.constants, diags)) {
+        decl->threadLevelCall = sema::findThreadLevelCall(*I.ast, *fn);
+        decl->info.simt = decl->threadLevelCall.isValid();
         checkGridAndRestrictions(*decl, I.constants, diags);
         I.kernels.push_back(std::move(*decl));
       }
@@ -627,6 +629,12 @@ driver::emit(const SourceModule &module, const std::string &kernel,
     }
     return std::move(cubin->cubin);
   }
+  if (module.findKernel(kernel) && module.findKernel(kernel)->simt)
+    return unimplemented(
+        "'%s' is a SIMT program: it has no host-code (cpu) form; the cpu "
+        "device runs it through the sim's thread scheduler (stages gpu, "
+        "ptx and cubin show its GPU code)",
+        kernel.c_str());
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_RETURN_IF_ERROR(cpu::lowerToLLVMDialect(*mod, kernel));
   if (times)
@@ -759,6 +767,11 @@ StatusOr<std::string> driver::cpuCodeTarget() {
 StatusOr<std::unique_ptr<CpuExecutable>>
 driver::compileForCpu(const SourceModule &module, const std::string &kernel,
                       const Specialization &spec) {
+  if (module.findKernel(kernel) && module.findKernel(kernel)->simt)
+    return unimplemented("'%s' is a SIMT program: the cpu device runs it "
+                         "through the sim's thread scheduler, not as host "
+                         "code",
+                         kernel.c_str());
   auto impl = std::make_unique<CpuExecutable::Impl>();
   impl->times.parse = module.parseMillis();
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);

@@ -24,6 +24,8 @@ std::string_view builtinSectionTitle(BuiltinSection section) {
   switch (section) {
   case BuiltinSection::Coordinates:
     return "Program coordinates";
+  case BuiltinSection::Threads:
+    return "Thread-level (SIMT) programs";
   case BuiltinSection::Creation:
     return "Creating tiles";
   case BuiltinSection::Memory:
@@ -47,8 +49,8 @@ std::string_view builtinSectionTitle(BuiltinSection section) {
 }
 
 std::string builtinIndexMarkdown() {
-  std::string out = "| Built-in | Visible as | Section | Summary |\n"
-                    "|---|---|---|---|\n";
+  std::string out = "| Built-in | Visible as | Programs | Section | Summary |\n"
+                    "|---|---|---|---|---|\n";
   for (const BuiltinInfo &b : builtinTable()) {
     std::string where;
     auto add = [&](const char *s) {
@@ -64,6 +66,10 @@ std::string builtinIndexMarkdown() {
     out += "| `";
     out += b.call;
     out += "` | " + where + " | ";
+    out += (b.scopes & Thread)     ? "SIMT"
+           : (b.scopes & TileOnly) ? "tile"
+                                   : "both";
+    out += " | ";
     out += builtinSectionTitle(b.section);
     out += " | ";
     out += b.summary;

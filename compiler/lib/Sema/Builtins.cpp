@@ -89,6 +89,32 @@ SVal Emitter::emitBuiltin(const std::string &name, const CallExpr &e,
   auto it = lowerings().find(name);
   if (it == lowerings().end())
     return call.error("unknown builtin '" + name + "'");
+  // Tile programs and SIMT programs have their own built-ins.
+  unsigned scopes = 0;
+  for (const BuiltinInfo &bi : builtinTable())
+    if (bi.name == name) {
+      scopes = bi.scopes;
+      break;
+    }
+  if (info.simt && (scopes & TileOnly)) {
+    std::string use = name == "program_id" ? "use tile.block_id(axis)"
+                      : name == "num_programs"
+                          ? "use tile.num_blocks(axis)"
+                          : "SIMT programs read and write one element "
+                            "at a time, x[i] and x[i] = v";
+    call.error("tile." + name + " is a whole-tile operation, but '" +
+               info.name + "' is a SIMT program; " + use);
+    if (!simtNoted)
+      diags.note(decl.threadLevelCall, "this thread-level call makes '" +
+                                           info.name + "' a SIMT program");
+    simtNoted = true;
+    return SVal::invalid();
+  }
+  if (!info.simt && (scopes & Thread))
+    return call.error("tile." + name +
+                      " is a thread-level built-in of SIMT "
+                      "programs; '" +
+                      info.name + "' is a tile program");
   return it->second(*this, call);
 }
 

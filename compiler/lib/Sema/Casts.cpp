@@ -44,7 +44,7 @@ std::string describe(const SVal &v) {
     return std::string(dtypeName(v.dtype)) + " tile of shape " +
            shapeText(v.shape());
   case SVal::Kind::Tensor:
-    return "global tensor";
+    return v.param < 0 ? "shared array" : "global tensor";
   case SVal::Kind::Namespace:
     return "namespace '" + v.name + "'";
   case SVal::Kind::Builtin:

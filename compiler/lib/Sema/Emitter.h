@@ -250,14 +250,29 @@ public:
 
   // --- statements
   /// Runs `work` to completion. Returns false if the code path ended in a
-  /// `return` (nothing after it may run).
-  bool emitWork(Work work);
+  /// `return` (nothing after it may run). With `loopBody`, `work` ends where
+  /// an iteration of the innermost loop ends: a `continue` drops the rest.
+  bool emitWork(Work work, bool loopBody = false);
+  bool runWork(Work &work);
   bool emitStmt(const Stmt &s, Work &rest);
   void assign(const Expr &target, SVal v, SourceLoc sl);
   bool emitIf(const IfStmt &s, Work &rest);
   void emitFor(const ForStmt &s);
-  void collectAssigned(const ast::Block &block, std::set<std::string> &out);
+  void collectAssigned(const ast::Block &block, std::set<std::string> &out,
+                       size_t from = 0);
   bool containsReturn(const ast::Block &block);
+  /// Whether `block` has a `continue` of the enclosing loop (outside the
+  /// loops nested in it).
+  bool containsContinue(const ast::Block &block);
+  /// The names the statements still to run in `work` assign.
+  void collectAssigned(const Work &work, std::set<std::string> &out);
+  /// The element of global tensor or shared array `t` at `indices` (SIMT
+  /// programs): as a typed scalar, or the memref and index values.
+  SVal emitElementRead(const SVal &t, const SubscriptExpr &e);
+  bool elementIndices(const SVal &t, const SubscriptExpr &e,
+                      SmallVectorImpl<Value> &out);
+  void emitElementStore(const SVal &t, const SubscriptExpr &e, SVal v,
+                        SourceLoc sl);
 
   MLIRContext &ctx;
   /// Whether `/` may be approximate (`afn`); tile.div_rn clears it.
@@ -275,6 +290,11 @@ public:
   /// Names defined on only one path of a run-time if: where.
   std::map<std::string, SourceLoc> partial;
   int loopDepth = 0;
+  /// The note naming what made the kernel a SIMT program was given.
+  bool simtNoted = false;
+  /// The statement lists whose end is the end of an iteration of the
+  /// innermost loop (see emitWork).
+  std::vector<const Work *> loopBodies;
   /// Inlined helper calls in progress (innermost last).
   struct HelperFrame {
     std::optional<SVal> result;

@@ -386,6 +386,12 @@ SVal Emitter::emitCompare(CmpOp op, SVal x, SVal y, SourceLoc sl) {
       return error(sl, err);
     return SVal::constant(*r);
   }
+  // `T is None` / `T is not None` on a value that is there (a tensor
+  // passed at launch, a scalar, a tile): known at compile time. An absent
+  // optional tensor is the constant None (folded above).
+  auto isNone = [](const SVal &v) { return v.isConst() && v.cval.isNone(); };
+  if ((op == CmpOp::Is || op == CmpOp::IsNot) && (isNone(x) || isNone(y)))
+    return SVal::constant(ConstValue::boolean(op == CmpOp::IsNot));
   if (op == CmpOp::Is || op == CmpOp::IsNot || op == CmpOp::In ||
       op == CmpOp::NotIn)
     return error(sl, std::string("'") + spelling(op) +
@@ -469,6 +475,12 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
                  "unknown builtin '" + base.name + "." + e.name + "'");
   }
   if (e.name == "shape") {
+    if (base.kind == SVal::Kind::Tensor && base.param < 0) {
+      std::vector<ConstValue> dims;
+      for (int64_t d : cast<MemRefType>(base.value.getType()).getShape())
+        dims.push_back(ConstValue::integer(d));
+      return SVal::constant(ConstValue::tuple(std::move(dims)));
+    }
     if (base.kind == SVal::Kind::Tensor) {
       return vars.count("\x01shape:" + std::to_string(base.param))
                  ? vars["\x01shape:" + std::to_string(base.param)]
@@ -624,8 +636,28 @@ SVal Emitter::emitSubscript(const SubscriptExpr &e) {
       return v; // every dimension indexed: a scalar
     return reshapeTile(v, shape, l);
   }
-  if (base.kind == SVal::Kind::Tensor)
-    return error(e.loc(), "global tensors are read with tile.load, not []");
+  if (base.kind == SVal::Kind::Tensor) {
+    if (info.simt)
+      return emitElementRead(base, e);
+    return error(e.loc(), "global tensors are read with tile.load in tile "
+                          "programs, not [] (element access is for SIMT "
+                          "programs: see docs/language.md)");
+  }
+  // tile.alloc_shared[dtype]: the element type, bound for the call.
+  if (base.kind == SVal::Kind::Builtin && base.name == "alloc_shared") {
+    if (e.indices.size() != 1)
+      return error(e.loc(), "tile.alloc_shared[dtype] takes one dtype");
+    SVal dt = emit(*e.indices[0]);
+    if (!dt.ok())
+      return dt;
+    if (!dt.isConst() || !dt.cval.isDType())
+      return error(e.indices[0]->loc(),
+                   "tile.alloc_shared[dtype] needs a dtype, got " +
+                       describe(dt));
+    SVal m = SVal::named(SVal::Kind::Method, "alloc_shared");
+    m.elems.push_back(dt);
+    return m;
+  }
   return error(e.loc(), describe(base) + " cannot be indexed");
 }
 

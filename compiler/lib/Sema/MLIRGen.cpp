@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -98,6 +99,9 @@ EmittedKernel Emitter::run() {
   auto funcType = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, fnLoc, info.name, funcType);
   func->setAttr("tile.kernel", b.getUnitAttr());
+  // One program instance per thread (tessera-outline-simt-kernels).
+  if (info.simt)
+    func->setAttr("tile.simt", b.getUnitAttr());
   out.numWarps = env.count("num_warps") ? env["num_warps"].getInt() : 4;
   out.numStages = env.count("num_stages") ? env["num_stages"].getInt() : 2;
   func->setAttr("tile.num_warps", b.getI32IntegerAttr(out.numWarps));
@@ -243,7 +247,7 @@ EmittedKernel emitKernel(mlir::MLIRContext &context, const ast::Module &module,
                          DiagnosticEngine &diags) {
   using namespace mlir;
   context.loadDialect<detail::tl::TileDialect, arith::ArithDialect,
-                      func::FuncDialect, math::MathDialect,
+                      func::FuncDialect, gpu::GPUDialect, math::MathDialect,
                       memref::MemRefDialect, scf::SCFDialect,
                       tensor::TensorDialect, cf::ControlFlowDialect>();
   return detail::Emitter(context, module, decl, env, spec, sm, diags).run();
@@ -253,8 +257,8 @@ void registerTesseraDialects(mlir::DialectRegistry &registry) {
   using namespace mlir;
   registry
       .insert<detail::tl::TileDialect, arith::ArithDialect, func::FuncDialect,
-              math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-              tensor::TensorDialect, cf::ControlFlowDialect>();
+              gpu::GPUDialect, math::MathDialect, memref::MemRefDialect,
+              scf::SCFDialect, tensor::TensorDialect, cf::ControlFlowDialect>();
 }
 
 } // namespace tessera::sema

@@ -245,10 +245,20 @@ SVal lowerAtomic(Emitter &em, BuiltinCall &call) {
     a.insert(a.begin() + std::min<size_t>(1, a.size()), *idxK);
   if (valK)
     a.push_back(*valK);
+  // `tile.atomic_add(T, value)`: element 0 (CUDA's atomicAdd(ptr, v) on the
+  // array's first element).
+  if (a.size() == 2 && a[0].kind == SVal::Kind::Tensor) {
+    int64_t rank = cast<MemRefType>(a[0].value.getType()).getRank();
+    std::vector<ConstValue> zeros(size_t(rank), ConstValue::integer(0));
+    a.insert(a.begin() + 1, SVal::constant(ConstValue::tuple(zeros)));
+  }
   if (a.size() != 3)
     return call.error(name + "(tensor, index, value) takes 3 arguments");
   if (a[0].kind != SVal::Kind::Tensor)
-    return call.error(name + "() needs a global tensor, got " + describe(a[0]));
+    return call.error(name +
+                      "() needs a global tensor or a shared array, "
+                      "got " +
+                      describe(a[0]));
   DType dt = a[0].dtype;
   if (dt != DType::F32 && dt != DType::I32 && dt != DType::I64)
     return call.error(name + "() supports f32, i32 and i64 tensors, not " +
@@ -274,6 +284,82 @@ SVal lowerAtomic(Emitter &em, BuiltinCall &call) {
                           tl::AtomicKindAttr::get(em.b.getContext(), kind),
                           v.value, a[0].value, idx);
   return SVal::constant(ConstValue::none());
+}
+
+//===----------------------------------------------------------------------===//
+// Element access (SIMT programs)
+//===----------------------------------------------------------------------===//
+
+bool Emitter::elementIndices(const SVal &t, const SubscriptExpr &e,
+                             SmallVectorImpl<Value> &out) {
+  auto type = cast<MemRefType>(t.value.getType());
+  Location l = loc(e.loc());
+  if (int64_t(e.indices.size()) != type.getRank()) {
+    error(e.loc(), "an element of a " + describe(t) + " of rank " +
+                       std::to_string(type.getRank()) + " takes " +
+                       std::to_string(type.getRank()) + " indices, got " +
+                       std::to_string(e.indices.size()));
+    return false;
+  }
+  for (const ExprPtr &ix : e.indices) {
+    if (isa<SliceExpr>(ix.get()) || isa<NoneExpr>(ix.get())) {
+      error(ix->loc(), "SIMT programs access one element at a time: "
+                       "slices and None are not supported");
+      return false;
+    }
+    SVal iv = emit(*ix);
+    if (!iv.ok())
+      return false;
+    if (!(iv.isConst() && (iv.cval.isInt() || iv.cval.isBool())) &&
+        !(iv.kind == SVal::Kind::Scalar && !isFloatT(iv.dtype))) {
+      error(ix->loc(),
+            "an element index must be an integer, got " + describe(iv));
+      return false;
+    }
+    if (iv.isConst() && iv.cval.isInt() && iv.cval.getInt() < 0) {
+      error(ix->loc(), "element index " + std::to_string(iv.cval.getInt()) +
+                           " is negative (SIMT element access does not "
+                           "wrap around)");
+      return false;
+    }
+    Value x = indexValue(iv, ix->loc());
+    if (!x)
+      return false;
+    out.push_back(arith::IndexCastOp::create(b, l, b.getIndexType(), x));
+  }
+  return true;
+}
+
+SVal Emitter::emitElementRead(const SVal &t, const SubscriptExpr &e) {
+  SmallVector<Value> idx;
+  if (!elementIndices(t, e, idx))
+    return SVal::invalid();
+  Location l = loc(e.loc());
+  Value v = memref::LoadOp::create(b, l, t.value, idx);
+  if (t.dtype == DType::Bool)
+    v = arith::CmpIOp::create(
+        b, l, arith::CmpIPredicate::ne, v,
+        arith::ConstantIntOp::create(b, l, b.getI8Type(), 0));
+  return SVal::typed(v, t.dtype);
+}
+
+void Emitter::emitElementStore(const SVal &t, const SubscriptExpr &e, SVal v,
+                               SourceLoc sl) {
+  if (v.isTile() || (!v.isConst() && !v.isTyped())) {
+    error(sl, "an element store takes a scalar, got " + describe(v));
+    return;
+  }
+  SmallVector<Value> idx;
+  if (!elementIndices(t, e, idx))
+    return;
+  Location l = loc(sl);
+  SVal c = castTo(v, t.dtype, l);
+  if (!c.ok())
+    return;
+  Value x = c.value;
+  if (t.dtype == DType::Bool)
+    x = arith::ExtUIOp::create(b, l, b.getI8Type(), x);
+  memref::StoreOp::create(b, l, x, t.value, idx);
 }
 
 } // namespace tessera::sema::detail

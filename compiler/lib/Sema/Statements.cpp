@@ -32,8 +32,24 @@ bool Emitter::containsReturn(const ast::Block &block) {
   return false;
 }
 
+bool Emitter::containsContinue(const ast::Block &block) {
+  for (auto &s : block) {
+    if (isa<ContinueStmt>(s.get()))
+      return true;
+    if (auto *i = dyn_cast<IfStmt>(s.get()))
+      if (containsContinue(i->body) || containsContinue(i->orelse))
+        return true;
+  }
+  return false;
+}
+
+void Emitter::collectAssigned(const Work &work, std::set<std::string> &out) {
+  for (const auto &[block, idx] : work)
+    collectAssigned(*block, out, idx);
+}
+
 void Emitter::collectAssigned(const ast::Block &block,
-                              std::set<std::string> &out) {
+                              std::set<std::string> &out, size_t from) {
   std::function<void(const Expr &)> target = [&](const Expr &t) {
     if (auto *n = dyn_cast<NameExpr>(&t))
       out.insert(n->name);
@@ -44,7 +60,8 @@ void Emitter::collectAssigned(const ast::Block &block,
       for (auto &x : li->elts)
         target(*x);
   };
-  for (auto &s : block) {
+  for (size_t i = from; i < block.size(); ++i) {
+    const StmtPtr &s = block[i];
     if (auto *a = dyn_cast<AssignStmt>(s.get()))
       for (auto &t : a->targets)
         target(*t);
@@ -102,15 +119,38 @@ void Emitter::assign(const Expr &target, SVal v, SourceLoc sl) {
       assign(*elts[i], items[i], sl);
     return;
   }
-  if (isa<SubscriptExpr>(target)) {
-    error(target.loc(), "element assignment is not supported; use "
-                        "tile.where to update parts of a tile, or tile.store");
+  if (auto *sub = dyn_cast<SubscriptExpr>(&target)) {
+    SVal base = emit(*sub->value);
+    if (!base.ok() || !v.ok())
+      return;
+    if (base.kind == SVal::Kind::Tensor && info.simt) {
+      emitElementStore(base, *sub, v, sl);
+      return;
+    }
+    if (base.kind == SVal::Kind::Tensor) {
+      error(target.loc(), "global tensors are written with tile.store in "
+                          "tile programs, not [] (element stores are for "
+                          "SIMT programs: see docs/language.md)");
+      return;
+    }
+    error(target.loc(), "element assignment is not supported on " +
+                            describe(base) +
+                            "; use tile.where to update parts of a tile");
     return;
   }
   error(target.loc(), "cannot assign to this expression");
 }
 
-bool Emitter::emitWork(Work work) {
+bool Emitter::emitWork(Work work, bool loopBody) {
+  if (!loopBody)
+    return runWork(work);
+  loopBodies.push_back(&work);
+  bool r = runWork(work);
+  loopBodies.pop_back();
+  return r;
+}
+
+bool Emitter::runWork(Work &work) {
   while (!work.empty()) {
     auto &[block, idx] = work.back();
     if (idx >= block->size()) {
@@ -170,6 +210,26 @@ bool Emitter::emitStmt(const Stmt &s, Work &rest) {
   }
   case Stmt::Kind::AugAssign: {
     auto &as = cast<AugAssignStmt>(s);
+    // `x[i] op= v` on a tensor element or shared array (SIMT programs).
+    if (auto *sub = dyn_cast<SubscriptExpr>(as.target.get());
+        sub && info.simt) {
+      SVal base = emit(*sub->value);
+      if (!base.ok())
+        return true;
+      if (base.kind != SVal::Kind::Tensor) {
+        error(as.target->loc(),
+              "cannot update an element of " + describe(base));
+        return true;
+      }
+      SVal cur = emitElementRead(base, *sub);
+      SVal v = emit(*as.value);
+      if (!cur.ok() || !v.ok())
+        return true;
+      SVal r = emitBinary(as.op, cur, v, s.loc());
+      if (r.ok())
+        emitElementStore(base, *sub, r, s.loc());
+      return true;
+    }
     if (!isa<NameExpr>(as.target.get())) {
       error(as.target->loc(), "augmented assignment needs a plain name");
       return true;
@@ -197,10 +257,19 @@ bool Emitter::emitStmt(const Stmt &s, Work &rest) {
     error(s.loc(), "'while' loops are not supported; use 'for ... in range()'");
     return true;
   case Stmt::Kind::Break:
+    error(s.loc(), "'break' is not supported in kernels");
+    return true;
   case Stmt::Kind::Continue:
-    error(s.loc(), std::string("'") +
-                       (isa<BreakStmt>(s) ? "break" : "continue") +
-                       "' is not supported in kernels");
+    // The rest of the iteration is not run (an `if` with a `continue` in
+    // an arm runs the rest inside its other arm: see emitIf).
+    if (!loopBodies.empty() && loopBodies.back() == &rest) {
+      rest.clear();
+      return true;
+    }
+    error(s.loc(), loopDepth == 0 ? "'continue' outside a loop"
+                                  : "'continue' is supported in a loop's "
+                                    "body and in the arms of 'if' "
+                                    "statements there");
     return true;
   case Stmt::Kind::Pass:
     return true;
@@ -242,10 +311,11 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
     // Constexpr if: only the taken branch is emitted (and checked).
     const ast::Block &taken = c.cval.truthy() ? s.body : s.orelse;
     // The branch continues with the rest of the enclosing code.
+    bool iteration = !loopBodies.empty() && loopBodies.back() == &rest;
     Work combined = rest;
     combined.push_back({&taken, 0});
     rest.clear();
-    return emitWork(std::move(combined));
+    return emitWork(std::move(combined), iteration);
   }
   Value cond = condition(c, s.cond->loc());
   if (!cond)
@@ -286,10 +356,20 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
   }
 
   // Merge form: emit both arms, then yield every variable assigned in
-  // either arm that is defined on both paths.
+  // either arm that is defined on both paths. With a `continue` in an arm
+  // of an `if` in a loop body, both arms run the rest of the iteration
+  // (where the `continue` does not skip it) and merge at its end.
+  const bool forks = !loopBodies.empty() && loopBodies.back() == &rest &&
+                     (containsContinue(s.body) || containsContinue(s.orelse));
+  Work iteration;
+  if (forks) {
+    iteration = rest;
+    rest.clear();
+  }
   std::set<std::string> assigned;
   collectAssigned(s.body, assigned);
   collectAssigned(s.orelse, assigned);
+  collectAssigned(iteration, assigned);
   auto tmp = scf::IfOp::create(b, l, TypeRange{}, cond, true, true);
   Vars before = vars;
   Vars armVars[2];
@@ -303,7 +383,9 @@ bool Emitter::emitIf(const IfStmt &s, Work &rest) {
     }
     b.setInsertionPoint(blk.getTerminator());
     vars = before;
-    emitWork({{arm == 0 ? &s.body : &s.orelse, 0}});
+    Work w = iteration;
+    w.push_back({arm == 0 ? &s.body : &s.orelse, 0});
+    emitWork(std::move(w), forks);
     armVars[arm] = vars;
   }
   vars = before;
@@ -480,7 +562,7 @@ void Emitter::emitFor(const ForStmt &s) {
       }
       vars[target->name] = SVal::constant(ConstValue::integer(i));
       ++loopDepth;
-      emitWork({{&s.body, 0}});
+      emitWork({{&s.body, 0}}, true);
       --loopDepth;
     }
     return;
@@ -583,7 +665,7 @@ void Emitter::emitFor(const ForStmt &s) {
     for (size_t i = 0; i < carried.size(); ++i)
       vars[carried[i]] = SVal::typed(forOp.getRegionIterArg(i), types[i]);
     ++loopDepth;
-    emitWork({{&s.body, 0}});
+    emitWork({{&s.body, 0}}, true);
     --loopDepth;
 
     // Did any carried variable change type?

@@ -4,7 +4,9 @@
 // code the ORC JIT links (and the disk cache and bundles keep, for hosts
 // with the same instruction set); a launch runs the grid's program
 // instances on the runtime's thread pool. The reference device: it needs
-// nothing but the host.
+// nothing but the host. SIMT programs (one instance per GPU thread, with
+// barriers and warp shuffles) run through the sim device's fiber scheduler
+// instead: correct, not fast.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +28,8 @@ using CpuExecutable = HostExecutable<driver::CpuExecutable>;
 
 class CpuDevice final : public HostDevice {
 public:
-  explicit CpuDevice(ThreadPool &pool) : HostDevice(DeviceKind::Cpu, pool) {}
+  explicit CpuDevice(ThreadPool &pool)
+      : HostDevice(DeviceKind::Cpu, pool), simt_(createSimDevice(pool)) {}
 
   launch::VariantKey codeKey(const launch::VariantKey &key) const override {
     // Host code depends on unit strides, absent tensors and @heuristics
@@ -39,6 +42,8 @@ public:
   StatusOr<std::shared_ptr<Executable>>
   compile(const driver::SourceModule &module, const std::string &kernel,
           const Specialization &spec, bool) override {
+    if (const KernelInfo *k = module.findKernel(kernel); k && k->simt)
+      return simt_->compile(module, kernel, spec, false);
     TESSERA_ASSIGN_OR_RETURN(auto code,
                              driver::compileForCpu(module, kernel, spec));
     return std::shared_ptr<Executable>(
@@ -49,7 +54,11 @@ public:
     return driver::cpuCodeTarget();
   }
   StatusOr<std::string> pack(const Executable &exe) const override {
-    return static_cast<const CpuExecutable &>(exe).code->serialize();
+    auto *cpu = dynamic_cast<const CpuExecutable *>(&exe);
+    if (!cpu)
+      return unimplemented("SIMT programs have no stored form on cpu (they "
+                           "are compiled for the sim's scheduler)");
+    return cpu->code->serialize();
   }
   StatusOr<std::shared_ptr<Executable>> load(const std::string &,
                                              std::string_view bytes) override {
@@ -59,6 +68,11 @@ public:
   }
 
   Status run(const KernelLaunch &l) override {
+    if (l.signature.info && l.signature.info->simt) {
+      KernelLaunch plain = l;
+      plain.counters = false;
+      return simt_->run(plain);
+    }
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
                              l.variant(l.plan.key, false));
     // What the grids need, owned by the work (which may run after this
@@ -101,6 +115,10 @@ public:
               double(l.launches);
     return okStatus();
   }
+
+private:
+  /// Runs SIMT programs.
+  std::unique_ptr<Device> simt_;
 };
 
 } // namespace

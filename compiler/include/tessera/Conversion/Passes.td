@@ -352,6 +352,25 @@ def DistributeToGPUPass : Pass<"tessera-distribute-to-gpu", "::mlir::ModuleOp"> 
 }
 
 
+def OutlineSimtKernelsPass : Pass<"tessera-outline-simt-kernels", "::mlir::ModuleOp"> {
+  let summary = "Moves SIMT programs into gpu.func kernels";
+  let description = [{
+    A `tile.kernel` function marked `tile.simt` runs one program instance
+    per GPU thread: its body already uses the gpu dialect (`gpu.thread_id`,
+    `gpu.lane_id`, `gpu.subgroup_reduce`, `gpu.barrier`) and element-wise
+    `memref.load` / `memref.store`. It becomes a `gpu.func` kernel of
+    `tile.num_warps x 32` threads in its own `gpu.module`, with
+    `tile.program_id` / `tile.num_programs` as `gpu.block_id` /
+    `gpu.grid_dim` (as for tile programs). Each workgroup-space
+    `memref.alloca` (`tile.alloc_shared`) becomes a view of the block's
+    dynamic shared memory at a 16-byte aligned offset of its own, made at
+    the kernel's entry; the total is the kernel's `tile.shared_bytes`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ExpandArithForGPUPass : Pass<"tessera-expand-arith-for-gpu"> {
   let summary = "Expands the arith ops NVPTX cannot lower, keeping min/max";
   let description = [{

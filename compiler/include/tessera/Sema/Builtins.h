@@ -24,11 +24,18 @@ enum BuiltinScope : unsigned {
   Bare = 2,
   /// `x.NAME(...)` on a tile or scalar.
   Method = 4,
+  /// A thread-level built-in: a kernel body that calls one is a SIMT
+  /// program (one program instance per GPU thread), and only SIMT programs
+  /// may call it.
+  Thread = 8,
+  /// A whole-tile operation: not available in SIMT programs.
+  TileOnly = 16,
 };
 
 /// The sections of docs/language.md that describe built-ins.
 enum class BuiltinSection {
   Coordinates,
+  Threads,
   Creation,
   Memory,
   Atomics,

@@ -27,6 +27,9 @@ struct KernelDecl {
   /// `@heuristics(NAME=expr, ...)`: constexprs computed at each launch from
   /// the shape symbols and the other constexprs, in declaration order.
   std::vector<std::pair<std::string, const ast::Expr *>> heuristics;
+  /// For a SIMT program (KernelInfo::simt): the first call of a
+  /// thread-level built-in, which made it one.
+  SourceLoc threadLevelCall;
 };
 
 /// True if `fn` carries a kernel decorator (`@kernel`, `@tessera.kernel`,
@@ -42,6 +45,12 @@ ConstEnv collectModuleConstants(const ast::Module &module,
 std::optional<KernelDecl> analyzeKernel(const ast::FunctionDef &fn,
                                         const ConstEnv &moduleConstants,
                                         DiagnosticEngine &diags);
+
+/// Where the body of kernel `fn`, or a module-level helper it calls, first
+/// calls a thread-level built-in (BuiltinScope::Thread): such a kernel is a
+/// SIMT program. An invalid location for a tile program.
+SourceLoc findThreadLevelCall(const ast::Module &module,
+                              const ast::FunctionDef &fn);
 
 /// Binds every compile-time name a kernel body or grid may use: module
 /// constants, constexpr defaults overridden by `spec`, autotune/meta

@@ -142,6 +142,10 @@ struct KernelInfo {
   std::vector<ParamInfo> params;
   /// True when `@kernel(grid=...)` declares the launch grid.
   bool hasGrid = false;
+  /// A SIMT program (its body calls thread-level built-ins): one program
+  /// instance per GPU thread, `num_warps * 32` threads per block, the grid
+  /// in blocks. Otherwise a tile program (one instance per block).
+  bool simt = false;
   std::optional<AutotuneSpec> autotune;
   /// Constexpr parameters set by `@heuristics(...)` from the launch's
   /// shapes (SourceModule::evaluateHeuristics), in declaration order.

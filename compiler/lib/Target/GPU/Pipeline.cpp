@@ -103,7 +103,17 @@ bool gpu::usesRegisterLowering(ModuleOp module, const GpuArch &arch) {
 
 Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
   PassManager pm(module.getContext());
-  if (usesRegisterLowering(module, arch)) {
+  bool simt = false;
+  module.walk(
+      [&](mlir::func::FuncOp f) { simt = simt || f->hasAttr("tile.simt"); });
+  if (simt) {
+    // SIMT programs are written per thread: outlined as they are.
+    TESSERA_RETURN_IF_ERROR(addPipeline(
+        pm, "func.func(tessera-unify-shape-dims),canonicalize,cse,"
+            "tessera-lower-tile-atomics,tessera-outline-simt-kernels,"
+            "symbol-dce,canonicalize,tessera-fold-grid-bounds,canonicalize,"
+            "cse,tessera-lower-subgroup-reduce,canonicalize,cse"));
+  } else if (usesRegisterLowering(module, arch)) {
     std::string wgmma = hasWarpgroupMma(arch) ? "true" : "false";
     TESSERA_RETURN_IF_ERROR(addPipeline(
         pm, "func.func(tessera-unify-shape-dims,"
