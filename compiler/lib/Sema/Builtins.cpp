@@ -344,12 +344,66 @@ SVal Emitter::emitMath(const std::string &fn, const SVal &xIn, Location l,
   return castTo(SVal::typed(r, work), out, l);
 }
 
+SVal Emitter::emitBatchedDot(const SVal &a, const SVal &bb, const SVal *acc,
+                             std::optional<DType> accT, Location l,
+                             SourceLoc sl) {
+  const int64_t batch = a.shape().size() == 3 ? a.shape()[0] : bb.shape()[0];
+  if ((a.shape().size() == 3 && a.shape()[0] != batch) ||
+      (bb.shape().size() == 3 && bb.shape()[0] != batch))
+    return error(sl, "tile.dot: batch dimensions differ: " +
+                         shapeText(a.shape()) + " @ " + shapeText(bb.shape()));
+  if (batch > kMaxDotBatch)
+    return error(sl, "tile.dot: a batched product is unrolled over its batch "
+                     "dimension, at most " +
+                         std::to_string(kMaxDotBatch) + " (got " +
+                         std::to_string(batch) +
+                         "); reshape the batch into the rows, or loop");
+  bool accTile = acc && acc->isTile();
+  if (accTile && (acc->shape().size() != 3 || acc->shape()[0] != batch))
+    return error(sl, "tile.dot: a batched product's accumulator must be a "
+                     "[B, M, N] tile, got " +
+                         describe(*acc));
+  SVal result;
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < batch; ++i) {
+    SVal ai = a.shape().size() == 3 ? pickAlong(a, 0, i, l, sl) : a;
+    SVal bi = bb.shape().size() == 3 ? pickAlong(bb, 0, i, l, sl) : bb;
+    if (!ai.ok() || !bi.ok())
+      return SVal::invalid();
+    SVal acci;
+    if (accTile)
+      acci = pickAlong(*acc, 0, i, l, sl);
+    SVal d = emitDot(ai, bi, accTile ? &acci : acc, accT, l, sl);
+    if (!d.ok())
+      return d;
+    if (i == 0) {
+      shape = {batch, d.shape()[0], d.shape()[1]};
+      result =
+          toTile(SVal::constant(ConstValue::integer(0)), shape, d.dtype, l);
+    }
+    // Product i goes to position i of the batch dimension.
+    SVal at = emitCompare(CmpOp::Eq, positionsAlong(shape, 0, l),
+                          SVal::constant(ConstValue::integer(i)), sl);
+    result = selectTiles(at, d, result, d.dtype, shape, l);
+    if (!result.ok())
+      return result;
+  }
+  return result;
+}
+
 SVal Emitter::emitDot(const SVal &aIn, const SVal &bIn, const SVal *acc,
                       std::optional<DType> accT, Location l, SourceLoc sl) {
+  // Batched: [B, M, K] @ [B, K, N] (or one 2-D operand shared by every
+  // batch) is B products, unrolled, gathered into [B, M, N].
+  if (aIn.isTile() && bIn.isTile() &&
+      (aIn.shape().size() == 3 || bIn.shape().size() == 3) &&
+      aIn.shape().size() >= 2 && bIn.shape().size() >= 2)
+    return emitBatchedDot(aIn, bIn, acc, accT, l, sl);
   if (!aIn.isTile() || !bIn.isTile() || aIn.shape().size() != 2 ||
       bIn.shape().size() != 2)
-    return error(sl, "tile.dot needs two 2-D tiles, got " + describe(aIn) +
-                         " and " + describe(bIn));
+    return error(sl, "tile.dot needs two 2-D tiles (or 3-D ones for a "
+                     "batched product), got " +
+                         describe(aIn) + " and " + describe(bIn));
   SVal a = aIn, bb = bIn;
   if (a.shape()[1] != bb.shape()[0])
     return error(sl, "tile.dot: inner dimensions differ: " +

@@ -40,6 +40,8 @@ using ::tessera::SourceLoc;
 namespace tl = mlir::tessera::tile;
 
 constexpr int64_t kMaxTileElements = int64_t(1) << 22;
+/// Batch entries a batched tile.dot unrolls at most.
+constexpr int64_t kMaxDotBatch = 16;
 /// Statements a kernel may emit, counting each unrolled iteration and each
 /// inlined helper call separately.
 constexpr int64_t kMaxEmittedStatements = int64_t(1) << 16;
@@ -247,6 +249,8 @@ public:
   SVal emitMath(const std::string &fn, const SVal &x, Location l, SourceLoc sl);
   SVal emitDot(const SVal &a, const SVal &bb, const SVal *acc,
                std::optional<DType> accT, Location l, SourceLoc sl);
+  SVal emitBatchedDot(const SVal &a, const SVal &bb, const SVal *acc,
+                      std::optional<DType> accT, Location l, SourceLoc sl);
 
   // --- statements
   /// Runs `work` to completion. Returns false if the code path ended in a

@@ -269,4 +269,45 @@ def feats(x: Tensor[4, 8, f32], centred: Tensor[4, 8, f32],
   }
 }
 
+// A batched (3-D) tile.dot: [B, M, K] @ [B, K, N], and a 2-D right operand
+// shared by every batch entry, with a 3-D accumulator.
+TEST(Language, BatchedDot) {
+  auto k = sourceKernel(R"(
+@kernel(grid=(1,))
+def bdot(a: Tensor[3, 16, 16, f32], b: Tensor[3, 16, 16, f32],
+         w: Tensor[16, 16, f32], c: Tensor[3, 16, 16, f32],
+         d: Tensor[3, 16, 16, f32]):
+    x = tile.load(a, offsets=(0, 0, 0), shape=(3, 16, 16))
+    y = tile.load(b, offsets=(0, 0, 0), shape=(3, 16, 16))
+    tile.store(c, tile.dot(x, y), offsets=(0, 0, 0))
+    v = tile.load(w, offsets=(0, 0), shape=(16, 16))
+    tile.store(d, tile.dot(x, v, tile.full((3, 16, 16), 1.0, f32)),
+               offsets=(0, 0, 0))
+)",
+                        "bdot");
+  HostTensor a = HostTensor::empty({3, 16, 16}, DType::F32);
+  HostTensor b = HostTensor::empty({3, 16, 16}, DType::F32);
+  HostTensor w = HostTensor::empty({16, 16}, DType::F32);
+  for (int64_t i = 0; i < 3 * 256; ++i) {
+    a.setAt(i, (i % 7) - 3.0);
+    b.setAt(i, (i % 5) * 0.5);
+  }
+  for (int64_t i = 0; i < 256; ++i)
+    w.setAt(i, (i % 3) - 1.0);
+  HostTensor c = HostTensor::zeros({3, 16, 16}, DType::F32);
+  HostTensor d = HostTensor::zeros({3, 16, 16}, DType::F32);
+  ASSERT_LAUNCH(k, {view(a), view(b), view(w), view(c), view(d)});
+  for (int64_t z = 0; z < 3; ++z)
+    for (int64_t i = 0; i < 16; ++i)
+      for (int64_t j = 0; j < 16; ++j) {
+        double want = 0, wantW = 1;
+        for (int64_t q = 0; q < 16; ++q) {
+          want += a.get({z, i, q}) * b.get({z, q, j});
+          wantW += a.get({z, i, q}) * w.get({q, j});
+        }
+        ASSERT_EQ(c.get({z, i, j}), want) << z << "," << i << "," << j;
+        ASSERT_EQ(d.get({z, i, j}), wantW) << z << "," << i << "," << j;
+      }
+}
+
 } // namespace
