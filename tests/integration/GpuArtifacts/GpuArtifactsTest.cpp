@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -62,14 +63,16 @@ bool mappingParameter(const std::string &name, bool contiguous) {
 /// restrictions (parameters that do not change the GPU code, such as
 /// num_stages or VECTOR_WIDTH on strided tensors, keep their defaults:
 /// their other values compile to the same code).
-std::vector<Specialization> configs(const driver::SourceModule &m,
-                                    const KernelInfo &k,
-                                    const std::string &precision,
-                                    bool contiguous) {
+std::vector<Specialization>
+configs(const driver::SourceModule &m, const KernelInfo &k,
+        const std::string &precision, bool contiguous,
+        const std::map<std::string, ConstValue> &fixed = {}) {
   std::vector<Specialization> out;
   std::set<std::string> seen;
   auto add = [&](Specialization s) {
     s.precision = precision;
+    for (const auto &[name, value] : fixed)
+      s.constants[name] = value;
     auto ok = m.satisfiesRestrictions(k.name, s);
     if (!ok.ok() || !*ok)
       return;
@@ -131,6 +134,8 @@ struct ArtifactCase {
   bool contiguous = false;
   /// Bool parameters set in every configuration ("NAME" or "A+B": true).
   const char *flag = nullptr;
+  /// Other constants of every configuration ("NAME=VALUE,...").
+  const char *constants = "";
 };
 
 class GpuArtifacts : public ::testing::TestWithParam<ArtifactCase> {};
@@ -143,10 +148,20 @@ TEST_P(GpuArtifacts, AssembleWithoutSpills) {
   std::string precision = GetParam().precision;
   auto m = parseLibrary(family);
   ASSERT_TRUE(m.ok()) << m.status().toString();
+  // Constants of every configuration ("NAME=VALUE,...").
+  std::map<std::string, ConstValue> fixed;
+  for (std::string_view items = GetParam().constants; !items.empty();) {
+    size_t comma = items.find(',');
+    std::string_view item = items.substr(0, comma);
+    size_t eq = item.find('=');
+    fixed[std::string(item.substr(0, eq))] =
+        ConstValue::parse(std::string(item.substr(eq + 1)));
+    items = comma == items.npos ? "" : items.substr(comma + 1);
+  }
   int assembled = 0;
   for (const KernelInfo *k : (*m)->kernels()) {
     for (Specialization spec :
-         configs(**m, *k, precision, GetParam().contiguous)) {
+         configs(**m, *k, precision, GetParam().contiguous, fixed)) {
       if (GetParam().contiguous)
         for (const ParamInfo &p : k->params)
           if (p.kind == ParamKind::Tensor)
@@ -215,9 +230,19 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},
         ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"},
         ArtifactCase{"attention", "fp16", true},
-        ArtifactCase{"attention", "fp16", true, "warp_specialize+pingpong"}),
+        ArtifactCase{"attention", "fp16", true, "warp_specialize+pingpong"},
+        // seed 002's SIMT kernels.
+        ArtifactCase{"seed/layernorm_safe", ""},
+        ArtifactCase{"seed/layernorm_safe", "fp16", true},
+        ArtifactCase{"seed/softmax_safe", "", true},
+        ArtifactCase{"seed/softmax_safe", "fp16", false, "causal_mask"},
+        ArtifactCase{"seed/vector_operations", "", true, nullptr,
+                     "operation=\"dot\",result_dtype=f32"},
+        ArtifactCase{"seed/vector_operations", "fp16", false, nullptr,
+                     "operation=\"axpy\",result_dtype=f16"}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
       std::string name = info.param.family;
+      std::replace(name.begin(), name.end(), '/', '_');
       if (*info.param.precision)
         name += "_" + std::string(info.param.precision).substr(0, 4);
       if (info.param.contiguous)
@@ -226,6 +251,11 @@ INSTANTIATE_TEST_SUITE_P(
         std::string flags = info.param.flag;
         std::replace(flags.begin(), flags.end(), '+', '_');
         name += "_" + flags;
+      }
+      // The operation of a vector_operations case.
+      if (std::string c = info.param.constants; !c.empty()) {
+        size_t q = c.find('"');
+        name += "_" + c.substr(q + 1, c.find('"', q + 1) - q - 1);
       }
       return name;
     });
