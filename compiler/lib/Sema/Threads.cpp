@@ -115,8 +115,35 @@ SVal lowerWarpReduce(Emitter &em, BuiltinCall &call) {
                                              : gpu::AllReduceOperation::MAXSI)
                                   : (isFloat ? gpu::AllReduceOperation::MINIMUMF
                                              : gpu::AllReduceOperation::MINSI);
-  Value r = gpu::SubgroupReduceOp::create(b, l, v.value, op, false);
-  return SVal::typed(r, t);
+  if (t != DType::I64)
+    return SVal::typed(gpu::SubgroupReduceOp::create(b, l, v.value, op, false),
+                       t);
+  // 64-bit integers: a shuffle moves 32 bits, so each butterfly step moves
+  // both halves.
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value acc = v.value;
+  Value c32 = arith::ConstantIntOp::create(b, l, i64, 32);
+  for (int32_t offset = 16; offset >= 1; offset /= 2) {
+    Value lo = arith::TruncIOp::create(b, l, i32, acc);
+    Value hi = arith::TruncIOp::create(b, l, i32,
+                                       arith::ShRUIOp::create(b, l, acc, c32));
+    Value slo =
+        gpu::ShuffleOp::create(b, l, lo, offset, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    Value shi =
+        gpu::ShuffleOp::create(b, l, hi, offset, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    Value other = arith::OrIOp::create(
+        b, l, arith::ExtUIOp::create(b, l, i64, slo),
+        arith::ShLIOp::create(b, l, arith::ExtUIOp::create(b, l, i64, shi),
+                              c32));
+    acc = op == gpu::AllReduceOperation::ADD
+              ? arith::AddIOp::create(b, l, acc, other).getResult()
+          : op == gpu::AllReduceOperation::MAXSI
+              ? arith::MaxSIOp::create(b, l, acc, other).getResult()
+              : arith::MinSIOp::create(b, l, acc, other).getResult();
+  }
+  return SVal::typed(acc, t);
 }
 
 SVal lowerAllocShared(Emitter &em, BuiltinCall &call) {

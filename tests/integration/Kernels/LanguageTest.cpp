@@ -310,4 +310,102 @@ def bdot(a: Tensor[3, 16, 16, f32], b: Tensor[3, 16, 16, f32],
       }
 }
 
+//===----------------------------------------------------------------------===//
+// SIMT programs
+//===----------------------------------------------------------------------===//
+
+/// Launches `k` on `args`; the failure message, or "" when it ran.
+std::string launchError(const std::shared_ptr<Kernel> &k,
+                        std::vector<Arg> args) {
+  if (!k)
+    return "no kernel";
+  Status s = k->launch(std::move(args));
+  return s.ok() ? std::string() : s.toString();
+}
+
+// Coordinates, integer warp reductions, shared arrays and a grid-stride
+// loop with `continue`: out[w] is the minimum of x over the elements that
+// the threads of global warp w take, skipping negative ones.
+TEST(Language, SimtCoordinatesAndIntegerWarpReductions) {
+  auto k = sourceKernel(R"(
+@kernel(grid=(3,), num_warps=2)
+def wmin(x: Tensor["N", i32], out: Tensor["W", i32], blocks: Tensor[1, i32]):
+    best = tile.alloc_shared[i32](2)
+    w = tile.warp_id()
+    if tile.lane_id() == 0:
+        best[w] = 1000000
+    tile.barrier()
+    m = 1000000
+    for i in range(tile.linear_id(), x.shape[0],
+                   tile.num_blocks(0) * tile.block_size()):
+        if x[i] < 0:
+            continue
+        m = min(m, x[i])
+    m = tile.warp_reduce_min(m)
+    if tile.lane_id() == 0:
+        tile.atomic_min(best, w, m)
+    tile.barrier()
+    if tile.thread_id() < 2:
+        out[tile.block_id(0) * 2 + tile.thread_id()] = best[tile.thread_id()]
+    if tile.linear_id() == 0:
+        blocks[0] = tile.num_blocks(0)
+)",
+                        "wmin");
+  const int64_t n = 1000, threads = 3 * 64;
+  HostTensor x = HostTensor::empty({n}, DType::I32);
+  for (int64_t i = 0; i < n; ++i)
+    x.setAt(i, (i * 7919) % 1009 - 50);
+  HostTensor out = HostTensor::zeros({6}, DType::I32);
+  HostTensor blocks = HostTensor::zeros({1}, DType::I32);
+  ASSERT_LAUNCH(k, {view(x), view(out), view(blocks)});
+  EXPECT_EQ(blocks.at(0), 3);
+  for (int64_t w = 0; w < 6; ++w) {
+    double want = 1000000;
+    for (int64_t t = w * 32; t < w * 32 + 32; ++t)
+      for (int64_t i = t; i < n; i += threads)
+        if (x.at(i) >= 0)
+          want = std::min(want, x.at(i));
+    EXPECT_EQ(out.at(w), want) << "warp " << w;
+  }
+}
+
+// The sim's checkers apply to SIMT programs (on cpu too, which runs them on
+// the sim's scheduler): a warp reduction some lanes of a warp skip, a
+// barrier some threads skip, and an element outside its tensor fail the
+// launch. (Undefined on a GPU, as in CUDA: not run there.)
+TEST(Language, SimtMisuseFailsTheLaunch) {
+  if (testDevice() == DeviceKind::Cuda)
+    GTEST_SKIP() << "undefined behaviour on a GPU";
+  HostTensor x = HostTensor::zeros({64}, DType::F32);
+  auto shuffle = sourceKernel(R"(
+@kernel(grid=(1,), num_warps=1)
+def half_warp(x: Tensor["N", f32]):
+    if tile.lane_id() < 16:
+        x[tile.lane_id()] = tile.warp_reduce_sum(1.0)
+)",
+                              "half_warp");
+  EXPECT_NE(launchError(shuffle, {view(x)}).find("warp collective divergence"),
+            std::string::npos)
+      << launchError(shuffle, {view(x)});
+  auto barrier = sourceKernel(R"(
+@kernel(grid=(1,), num_warps=2)
+def first_warp(x: Tensor["N", f32]):
+    if tile.thread_id() < 32:
+        tile.barrier()
+)",
+                              "first_warp");
+  EXPECT_NE(launchError(barrier, {view(x)}).find("barrier divergence"),
+            std::string::npos)
+      << launchError(barrier, {view(x)});
+  auto bounds = sourceKernel(R"(
+@kernel(grid=(1,), num_warps=4)
+def past_the_end(x: Tensor["N", f32]):
+    x[tile.thread_id()] = 1.0
+)",
+                             "past_the_end");
+  std::string err = launchError(bounds, {view(x)});
+  EXPECT_NE(err.find("out-of-bounds access"), std::string::npos) << err;
+  EXPECT_NE(err.find("past_the_end.tile\":4:5"), std::string::npos) << err;
+}
+
 } // namespace
