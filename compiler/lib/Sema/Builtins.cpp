@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -1119,6 +1120,100 @@ SVal lowerPrint(Emitter &, BuiltinCall &call) {
 SVal lowerLoopIterable(Emitter &, BuiltinCall &call) {
   return call.error(call.name +
                     "() can only be used as the iterable of a for loop");
+}
+
+SVal lowerScan(Emitter &em, BuiltinCall &call) {
+  OpBuilder &b = em.b;
+  Location l = call.l;
+  SourceLoc sl = call.sl;
+  auto reverseK = call.kwarg("reverse");
+  if (!call.accept(1, 2, "axis"))
+    return SVal::invalid();
+  SVal x = call.args[0];
+  if (!x.isTile())
+    return call.error(call.name + "() needs a tile, got " + describe(x));
+  int64_t axis = 0;
+  if (call.args.size() == 2) {
+    auto a = em.constInt(call.args[1], sl, "axis");
+    if (!a)
+      return SVal::invalid();
+    axis = *a;
+  }
+  bool reverse = false;
+  if (reverseK) {
+    if (!reverseK->isConst() || !reverseK->cval.isBool())
+      return call.error("reverse must be a compile-time bool, got " +
+                        describe(*reverseK));
+    reverse = reverseK->cval.getBool();
+  }
+  const int64_t rank = x.shape().size();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return call.error("axis " + std::to_string(axis) +
+                      " out of range for a tile of rank " +
+                      std::to_string(rank));
+  // Narrow floats accumulate in f32, bool and i8 in i32 (as tile.sum).
+  DType t = x.dtype;
+  if (isFloatT(t) && t != DType::F32)
+    t = DType::F32;
+  if (t == DType::Bool || t == DType::I8)
+    t = DType::I32;
+  x = em.castTo(x, t, l);
+  if (!x.ok())
+    return x;
+  const bool sum = call.name == "cumsum";
+  SmallVector<int64_t> shape(x.shape());
+  // One loop over the elements in scan order (the axis fastest): the
+  // running value restarts at the first element of each line.
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  const int64_t n = shape[axis];
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, l, v).getResult();
+  };
+  Value init =
+      em.toTile(SVal::constant(ConstValue::integer(0)), shape, t, l).value;
+  // The running value is read back from the previous element of the result
+  // (the loop carries the tile alone: on a GPU one thread runs it).
+  auto loop = scf::ForOp::create(b, l, c(0), c(total), c(1), ValueRange{init});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar();
+    Value out = loop.getRegionIterArgs()[0];
+    Value pos = arith::RemUIOp::create(b, l, k, c(n));
+    Value rest = arith::DivUIOp::create(b, l, k, c(n));
+    SmallVector<Value> at(rank), before(rank);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (d == axis)
+        continue;
+      at[d] = before[d] = arith::RemUIOp::create(b, l, rest, c(shape[d]));
+      rest = arith::DivUIOp::create(b, l, rest, c(shape[d]));
+    }
+    Value first =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, pos, c(0));
+    // The previous position along the axis (itself for the first: unused).
+    Value prevPos = arith::SelectOp::create(
+        b, l, first, pos, arith::SubIOp::create(b, l, pos, c(1)));
+    auto along = [&](Value p) -> Value {
+      return reverse ? arith::SubIOp::create(b, l, c(n - 1), p).getResult() : p;
+    };
+    at[axis] = along(pos);
+    before[axis] = along(prevPos);
+    Value v = tensor::ExtractOp::create(b, l, x.value, at);
+    Value run = tensor::ExtractOp::create(b, l, out, before);
+    Value combined =
+        isFloatT(t) ? (sum ? arith::AddFOp::create(b, l, run, v).getResult()
+                           : arith::MulFOp::create(b, l, run, v).getResult())
+                    : (sum ? arith::AddIOp::create(b, l, run, v).getResult()
+                           : arith::MulIOp::create(b, l, run, v).getResult());
+    Value next = arith::SelectOp::create(b, l, first, v, combined);
+    Value updated = tensor::InsertOp::create(b, l, next, out, at);
+    scf::YieldOp::create(b, l, ValueRange{updated});
+  }
+  return SVal::typed(loop.getResult(0), t);
 }
 
 } // namespace tessera::sema::detail

@@ -310,6 +310,52 @@ def bdot(a: Tensor[3, 16, 16, f32], b: Tensor[3, 16, 16, f32],
       }
 }
 
+// Inclusive scans: cumsum along the rows of an f16 tile (in f32), cumprod
+// down its columns from the end, and a 1-D i32 cumsum.
+TEST(Language, CumsumAndCumprod) {
+  auto k = sourceKernel(R"(
+@kernel(grid=(1,))
+def scans(x: Tensor[4, 8, f16], s: Tensor[4, 8, f32], p: Tensor[4, 8, f32],
+          v: Tensor[256, i32], vs: Tensor[256, i32]):
+    t = tile.load(x, offsets=(0, 0), shape=(4, 8))
+    tile.store(s, tile.cumsum(t, axis=1), offsets=(0, 0))
+    tile.store(p, t.cumprod(0, reverse=True), offsets=(0, 0))
+    w = tile.load(v, offsets=(0,), shape=(256,))
+    tile.store(vs, tile.cumsum(w), offsets=(0,))
+)",
+                        "scans");
+  HostTensor x = HostTensor::empty({4, 8}, DType::F16);
+  const double vals[] = {1.0, 2.0, -1.0, 0.5, 3.0, -2.0, 1.5, 0.25};
+  for (int64_t i = 0; i < 32; ++i)
+    x.setAt(i, vals[(i * 3) % 8]);
+  HostTensor v = HostTensor::empty({256}, DType::I32);
+  for (int64_t i = 0; i < 256; ++i)
+    v.setAt(i, (i * 37) % 11 - 5);
+  HostTensor s = HostTensor::zeros({4, 8}, DType::F32);
+  HostTensor p = HostTensor::zeros({4, 8}, DType::F32);
+  HostTensor vs = HostTensor::zeros({256}, DType::I32);
+  ASSERT_LAUNCH(k, {view(x), view(s), view(p), view(v), view(vs)});
+  for (int64_t r = 0; r < 4; ++r) {
+    double run = 0;
+    for (int64_t c = 0; c < 8; ++c) {
+      run += x.get({r, c});
+      EXPECT_EQ(s.get({r, c}), run) << r << "," << c;
+    }
+  }
+  for (int64_t c = 0; c < 8; ++c) {
+    double run = 1;
+    for (int64_t r = 3; r >= 0; --r) {
+      run *= x.get({r, c});
+      EXPECT_EQ(p.get({r, c}), run) << r << "," << c;
+    }
+  }
+  double run = 0;
+  for (int64_t i = 0; i < 256; ++i) {
+    run += v.at(i);
+    ASSERT_EQ(vs.at(i), run) << i;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // SIMT programs
 //===----------------------------------------------------------------------===//
