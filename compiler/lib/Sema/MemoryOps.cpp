@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -230,6 +231,84 @@ SVal lowerStore(Emitter &em, BuiltinCall &call) {
   return em.emitStore(call.expr, call.args, call.kwargs);
 }
 
+namespace {
+/// The tile-wide form of the atomics: `values` (a tile, or a scalar for
+/// every index) go to `tensor` at `indices` (per dimension a tile of the
+/// values' shape or a scalar), where `mask` (a bool tile, optional) holds.
+/// A loop over the elements: on a GPU one thread of the block runs it.
+SVal emitTileAtomic(Emitter &em, BuiltinCall &call, const SVal &tensor,
+                    const std::vector<SVal> &indices, const SVal &values,
+                    const std::optional<SVal> &mask, tl::AtomicKind kind) {
+  OpBuilder &b = em.b;
+  Location l = call.l;
+  SmallVector<int64_t> shape;
+  auto take = [&](const SVal &v) {
+    if (v.isTile() && shape.empty())
+      shape.assign(v.shape().begin(), v.shape().end());
+  };
+  take(values);
+  for (const SVal &o : indices)
+    take(o);
+  if (mask)
+    take(*mask);
+  if (values.isTile() && values.shape() != ArrayRef<int64_t>(shape))
+    return call.error(call.name + "(): the values have shape " +
+                      shapeText(values.shape()) + ", the indices " +
+                      shapeText(shape));
+  for (const SVal &o : indices) {
+    if (o.isTile() && o.shape() != ArrayRef<int64_t>(shape))
+      return call.error(call.name + "(): index tiles of shapes " +
+                        shapeText(o.shape()) + " and " + shapeText(shape) +
+                        " differ");
+    if ((o.isTile() || o.kind == SVal::Kind::Scalar) && isFloatT(o.dtype))
+      return call.error(call.name + "(): indices must be integers, got " +
+                        describe(o));
+  }
+  if (mask && (!mask->isTile() || mask->dtype != DType::Bool ||
+               mask->shape() != ArrayRef<int64_t>(shape)))
+    return call.error(call.name + "(): the mask must be a bool tile of shape " +
+                      shapeText(shape) + ", got " + describe(*mask));
+  DType dt = tensor.dtype;
+  SVal vals = em.toTile(values, shape, dt, l);
+  if (!vals.ok())
+    return vals;
+  std::vector<Value> idxTiles;
+  for (const SVal &o : indices) {
+    SVal t = em.toTile(o, shape, DType::I64, l);
+    if (!t.ok())
+      return t;
+    idxTiles.push_back(t.value);
+  }
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, l, v).getResult();
+  };
+  auto loop = scf::ForOp::create(b, l, c(0), c(total), c(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value rest = loop.getInductionVar();
+  SmallVector<Value> at(shape.size());
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    at[d] = arith::RemUIOp::create(b, l, rest, c(shape[d]));
+    rest = arith::DivUIOp::create(b, l, rest, c(shape[d]));
+  }
+  if (mask) {
+    Value m = tensor::ExtractOp::create(b, l, mask->value, at);
+    auto ifOp = scf::IfOp::create(b, l, TypeRange{}, m, false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
+  Value v = tensor::ExtractOp::create(b, l, vals.value, at);
+  SmallVector<Value> idx;
+  for (Value t : idxTiles)
+    idx.push_back(tensor::ExtractOp::create(b, l, t, at));
+  tl::AtomicRMWOp::create(b, l, tl::AtomicKindAttr::get(b.getContext(), kind),
+                          v, tensor.value, idx);
+  return SVal::constant(ConstValue::none());
+}
+} // namespace
+
 SVal lowerAtomic(Emitter &em, BuiltinCall &call) {
   OpBuilder &b = em.b;
   Location l = call.l;
@@ -238,6 +317,7 @@ SVal lowerAtomic(Emitter &em, BuiltinCall &call) {
   const std::string &name = call.name;
   auto valK = call.kwarg("value");
   auto idxK = call.kwarg("index");
+  auto maskK = call.kwarg("mask");
   if (!call.noKwargs())
     return SVal::invalid();
   std::vector<SVal> a = all;
@@ -268,18 +348,20 @@ SVal lowerAtomic(Emitter &em, BuiltinCall &call) {
   if ((int64_t)offs.size() != rank)
     return call.error(name + "(): the index needs " + std::to_string(rank) +
                       " entries");
-  SmallVector<Value> idx;
-  if (!em.indexValues(offs, sl, idx))
-    return SVal::invalid();
-  if (a[2].isTile())
-    return call.error(name + "() adds one scalar; reduce the tile first "
-                             "(e.g. tile.sum(x))");
-  if (!a[2].isConst() && !a[2].isTyped())
-    return call.error(name + "(): bad value " + describe(a[2]));
-  SVal v = em.castTo(a[2], dt, l);
   tl::AtomicKind kind = name == "atomic_add"   ? tl::AtomicKind::add
                         : name == "atomic_max" ? tl::AtomicKind::max
                                                : tl::AtomicKind::min;
+  // Tile-wide: one update per element of the value tile, at the element's
+  // index (a tile of the same shape per tensor dimension, or a scalar).
+  if (a[2].isTile() ||
+      llvm::any_of(offs, [](const SVal &o) { return o.isTile(); }) || maskK)
+    return emitTileAtomic(em, call, a[0], offs, a[2], maskK, kind);
+  SmallVector<Value> idx;
+  if (!em.indexValues(offs, sl, idx))
+    return SVal::invalid();
+  if (!a[2].isConst() && !a[2].isTyped())
+    return call.error(name + "(): bad value " + describe(a[2]));
+  SVal v = em.castTo(a[2], dt, l);
   tl::AtomicRMWOp::create(b, l,
                           tl::AtomicKindAttr::get(em.b.getContext(), kind),
                           v.value, a[0].value, idx);
