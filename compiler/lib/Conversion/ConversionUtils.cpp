@@ -169,6 +169,15 @@ static void scheduleProgramsOf(gpu::GPUFuncOp kernel, bool persistent,
   }
 }
 
+FailureOr<int64_t> tessera::blockThreads(func::FuncOp f) {
+  int64_t warps = tile::numWarps(f);
+  int64_t threads = warps * 32;
+  if (threads > 1024)
+    return f.emitError() << "num_warps=" << warps << " gives " << threads
+                         << " threads per block; the limit is 1024";
+  return threads;
+}
+
 gpu::GPUFuncOp tessera::outlineKernel(ModuleOp module, func::FuncOp f,
                                       int64_t threads) {
   MLIRContext *ctx = module.getContext();

@@ -40,6 +40,10 @@ namespace mlir::tessera {
 /// after an error when such a kernel has unstructured control flow.
 gpu::GPUFuncOp outlineKernel(ModuleOp module, func::FuncOp f, int64_t threads);
 
+/// The threads of a block of tile kernel `f`, `tile.num_warps` x 32; an
+/// error at `f` beyond CUDA's 1024.
+FailureOr<int64_t> blockThreads(func::FuncOp f);
+
 /// Whether `op` (or anything nested in it) may write, allocate or free
 /// memory; operations with unknown effects may (block barriers do not).
 bool writesMemory(Operation *op);

@@ -241,11 +241,10 @@ struct DistributeToGPUPass
 
   LogicalResult convert(ModuleOp module, func::FuncOp f) {
     MLIRContext *ctx = &getContext();
-    int64_t warps = tessera::tile::numWarps(f);
-    int64_t threads = warps * 32;
-    if (threads > 1024)
-      return f.emitError() << "num_warps=" << warps << " gives " << threads
-                           << " threads per block; the limit is 1024";
+    FailureOr<int64_t> blockThreads = mlir::tessera::blockThreads(f);
+    if (failed(blockThreads))
+      return failure();
+    const int64_t threads = *blockThreads;
 
     gpu::GPUFuncOp kernel = mlir::tessera::outlineKernel(module, f, threads);
     if (!kernel)

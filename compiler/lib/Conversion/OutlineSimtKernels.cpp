@@ -36,12 +36,10 @@ struct OutlineSimtKernelsPass
 
   LogicalResult convert(ModuleOp module, func::FuncOp f) {
     MLIRContext *ctx = &getContext();
-    int64_t warps = mlir::tessera::tile::numWarps(f);
-    int64_t threads = warps * 32;
-    if (threads > 1024)
-      return f.emitError() << "num_warps=" << warps << " gives " << threads
-                           << " threads per block; the limit is 1024";
-    gpu::GPUFuncOp kernel = mlir::tessera::outlineKernel(module, f, threads);
+    FailureOr<int64_t> threads = mlir::tessera::blockThreads(f);
+    if (failed(threads))
+      return failure();
+    gpu::GPUFuncOp kernel = mlir::tessera::outlineKernel(module, f, *threads);
     if (!kernel)
       return failure();
 
