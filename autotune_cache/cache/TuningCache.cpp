@@ -564,22 +564,39 @@ struct TuningCache::Impl {
 TuningCache::TuningCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TuningCache::~TuningCache() = default;
 
+namespace {
+/// $HOME, else the user's home directory from the password database ("" if
+/// neither is known).
+std::string homeDirectory() {
+  const char *home = std::getenv("HOME");
+  if (home && *home)
+    return home;
+  struct passwd pw, *result = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(::getuid(), &pw, buf, sizeof(buf), &result) == 0 && result &&
+      result->pw_dir)
+    return result->pw_dir;
+  return "";
+}
+} // namespace
+
 StatusOr<std::unique_ptr<TuningCache>> TuningCache::open(std::string dir) {
   try {
+    // `~` and `~/...` (an @autotune(cache="~/...") argument) are the home
+    // directory, as a shell would read them.
+    if (dir == "~" || dir.rfind("~/", 0) == 0) {
+      std::string homeDir = homeDirectory();
+      if (homeDir.empty())
+        return failedPrecondition("cannot expand '%s': HOME is not set",
+                                  dir.c_str());
+      dir = homeDir + dir.substr(1);
+    }
     if (dir.empty()) {
       const char *env = std::getenv("TESSERA_CACHE_DIR");
       if (env && *env) {
         dir = std::string(env) + "/tuning";
       } else {
-        const char *home = std::getenv("HOME");
-        std::string homeDir = home && *home ? home : "";
-        if (homeDir.empty()) {
-          struct passwd pw, *result = nullptr;
-          char buf[4096];
-          if (::getpwuid_r(::getuid(), &pw, buf, sizeof(buf), &result) == 0 &&
-              result && result->pw_dir)
-            homeDir = result->pw_dir;
-        }
+        std::string homeDir = homeDirectory();
         if (homeDir.empty())
           return failedPrecondition("no cache directory: neither "
                                     "TESSERA_CACHE_DIR nor HOME is set");

@@ -108,6 +108,25 @@ TEST(TuningCache, DefaultDirectoryFollowsTesseraCacheDir) {
   EXPECT_TRUE(std::filesystem::is_directory(dir.path() + "/tuning/v1"));
 }
 
+// `cache="~/..."` in @autotune is under the home directory, not a folder
+// named `~` in the working directory.
+TEST(TuningCache, TildeIsTheHomeDirectory) {
+  TempDir dir;
+  const char *old = std::getenv("HOME");
+  std::string saved = old ? old : "";
+  ::setenv("HOME", dir.path().c_str(), 1);
+  auto cache = openCache("~/tuned/layernorm");
+  if (old)
+    ::setenv("HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("HOME");
+  ASSERT_TRUE(cache);
+  EXPECT_EQ(cache->directory(), dir.path() + "/tuned/layernorm");
+  EXPECT_TRUE(
+      std::filesystem::is_directory(dir.path() + "/tuned/layernorm/v1"));
+  EXPECT_FALSE(std::filesystem::exists("~/tuned"));
+}
+
 TEST(TuningCache, OpenFailsOnAnUnusableDirectory) {
   TempDir dir;
   writeFile(dir.sub("file"), "x");
