@@ -21,26 +21,25 @@ namespace tessera::sema::detail {
 // Statements
 //===----------------------------------------------------------------------===//
 
-bool Emitter::containsReturn(const ast::Block &block) {
+/// Whether `block` has a statement of `kind`, directly or in the arms of
+/// its `if`s (not in nested loops).
+static bool containsInIfs(const ast::Block &block, Stmt::Kind kind) {
   for (auto &s : block) {
-    if (isa<ReturnStmt>(s.get()))
+    if (s->getKind() == kind)
       return true;
     if (auto *i = dyn_cast<IfStmt>(s.get()))
-      if (containsReturn(i->body) || containsReturn(i->orelse))
+      if (containsInIfs(i->body, kind) || containsInIfs(i->orelse, kind))
         return true;
   }
   return false;
 }
 
+bool Emitter::containsReturn(const ast::Block &block) {
+  return containsInIfs(block, Stmt::Kind::Return);
+}
+
 bool Emitter::containsContinue(const ast::Block &block) {
-  for (auto &s : block) {
-    if (isa<ContinueStmt>(s.get()))
-      return true;
-    if (auto *i = dyn_cast<IfStmt>(s.get()))
-      if (containsContinue(i->body) || containsContinue(i->orelse))
-        return true;
-  }
-  return false;
+  return containsInIfs(block, Stmt::Kind::Continue);
 }
 
 void Emitter::collectAssigned(const Work &work, std::set<std::string> &out) {

@@ -68,11 +68,8 @@ public:
   }
 
   Status run(const KernelLaunch &l) override {
-    if (l.signature.info && l.signature.info->simt) {
-      KernelLaunch plain = l;
-      plain.counters = false;
-      return simt_->run(plain);
-    }
+    if (l.signature.info && l.signature.info->simt)
+      return simt_->run(l);
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe,
                              l.variant(l.plan.key, false));
     // What the grids need, owned by the work (which may run after this
