@@ -97,7 +97,7 @@ StatusOr<GeneratedArgs> autotune::generateArgs(
     for (int64_t e : shape)
       n *= e;
     auto buf = std::make_shared<std::vector<unsigned char>>(
-        size_t(n) * dtypeSize(dt) + 64);
+        storageBytes(dt, size_t(n)) + 64);
     // 64-byte aligned start inside the buffer.
     auto base = reinterpret_cast<uintptr_t>(buf->data());
     void *data = reinterpret_cast<void *>((base + 63) / 64 * 64);

@@ -138,7 +138,7 @@ struct Scratch {
         return Status(StatusCode::kInvalidArgument,
                       "tuning runs on copies of host tensors; argument " +
                           std::to_string(i) + " is a device buffer");
-      size_t bytes = size_t(extentOf(*t)) * dtypeSize(t->dtype);
+      size_t bytes = storageBytes(t->dtype, size_t(extentOf(*t)));
       std::vector<unsigned char> b(bytes);
       if (bytes)
         std::memcpy(b.data(), t->data, bytes);

@@ -38,7 +38,7 @@ std::shared_ptr<HostArray> HostArray::make(DType dtype, int64_t numel) {
   auto a = std::make_shared<HostArray>();
   a->dtype = dtype;
   a->numel = numel;
-  a->bytes.assign(size_t(numel) * dtypeSize(dtype), 0);
+  a->bytes.assign(storageBytes(dtype, size_t(numel)), 0);
   return a;
 }
 
@@ -109,8 +109,9 @@ StatusOr<std::string> bench::canonicalPrecision(const std::string &text) {
   if (p->tf32Dots)
     return std::string("tf32");
   std::string storage = dtypeName(p->storage);
-  // The suites' spellings: fp32/fp16/bf16/fp8_*, accumulators explicit for
-  // fp8 (as the seed's policies), implied f32 for the others.
+  // The suites' spellings: fp32/fp16/bf16/fp8_*/fp6_*/fp4_*, accumulators
+  // explicit for the 8-bit and packed types (as the seed's policies),
+  // implied f32 for the others.
   if (storage == "f32")
     storage = "fp32";
   else if (storage == "f16")
@@ -122,7 +123,8 @@ StatusOr<std::string> bench::canonicalPrecision(const std::string &text) {
   if (p->accum != DType::F32)
     return invalidArgument("precision '%s': the suites accumulate in fp32",
                            text.c_str());
-  if (p->storage == DType::F8E4M3 || p->storage == DType::F8E5M2)
+  if (p->storage == DType::F8E4M3 || p->storage == DType::F8E5M2 ||
+      isPackedDType(p->storage))
     return storage + "@accum(fp32)";
   return storage;
 }
@@ -394,10 +396,11 @@ std::optional<std::pair<uintptr_t, uintptr_t>> hostRange(const TensorView &t) {
     int64_t span = (t.shape[d] - 1) * strides[d];
     (span < 0 ? lo : hi) += span;
   }
-  const int64_t elem = int64_t(dtypeSize(t.dtype));
+  // Bytes, rounded out to whole bytes for the packed types.
+  const int64_t bits = int64_t(dtypeBits(t.dtype));
   uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
-  return std::make_pair(base + uintptr_t(lo * elem),
-                        base + uintptr_t((hi + 1) * elem));
+  return std::make_pair(base + uintptr_t(lo * bits / 8),
+                        base + uintptr_t(((hi + 1) * bits + 7) / 8));
 }
 } // namespace
 

@@ -362,6 +362,16 @@ CaseResult runStream(RunContext &ctx, const CaseSpec &spec) {
     return toDoubles(out, n, s);
   };
   p.baseline = [buf, kernelOn, threads] { kernelOn(buf->c.data(), threads); };
+  if (spec.seedSimt) {
+    // The seed's kernel (sequential pattern only: its strided and random
+    // patterns move other elements than STREAM's): (a, b, c, scalar,
+    // stride) with `operation` and `access_pattern` fixed.
+    p.family = "seed/memory_bandwidth";
+    p.kernel = "memory_bandwidth_kernel";
+    p.fixed = {{"operation", ConstValue::string(op)},
+               {"access_pattern", ConstValue::string("sequential")}};
+    p.args = {a, b, c, Arg(double(scalar)), Arg(int64_t(1))};
+  }
   if (ctx.device == DeviceKind::Cuda) {
     namespace ck = cudakernels;
     const int64_t n64 = n, s64 = s;
@@ -400,6 +410,15 @@ CaseSpec streamCase(const std::string &op, int64_t bytes,
   return c;
 }
 
+/// Seed SIMT variants (addSeedSimtVariants) of the sequential cases.
+void addSequentialSeedVariants(std::vector<CaseSpec> &cases,
+                               const CaseRequest &req) {
+  addSeedSimtVariants(cases, req);
+  std::erase_if(cases, [](const CaseSpec &c) {
+    return c.seedSimt && c.pattern != "sequential";
+  });
+}
+
 std::vector<CaseSpec> streamCases(const CaseRequest &req) {
   const char *const ops[] = {"copy", "scale", "add", "triad"};
   std::vector<CaseSpec> out;
@@ -425,6 +444,7 @@ std::vector<CaseSpec> streamCases(const CaseRequest &req) {
       for (const char *op : ops)
         out.push_back(streamCase(op, bytes / 4 * 4, pat));
     }
+    addSequentialSeedVariants(out, req);
     return out;
   }
   std::vector<int64_t> bytes;
@@ -449,6 +469,7 @@ std::vector<CaseSpec> streamCases(const CaseRequest &req) {
           continue;
         out.push_back(streamCase(op, b, pat));
       }
+  addSequentialSeedVariants(out, req);
   return out;
 }
 

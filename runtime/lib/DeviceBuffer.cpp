@@ -49,11 +49,12 @@ StatusOr<TensorView> DeviceBuffer::view(DType dtype,
       return invalidArgument("view shape overflows");
     n *= d;
   }
-  int64_t elem = dtypeSize(dtype);
-  if (n > int64_t(impl_->bytes) / elem)
+  int64_t bits = dtypeBits(dtype);
+  if (n > int64_t(impl_->bytes) * 8 / bits)
     return invalidArgument(
-        "a %s view of %lld elements needs %lld bytes; the buffer has %zu",
-        dtypeName(dtype), (long long)n, (long long)(n * elem), impl_->bytes);
+        "a %s view of %lld elements needs %zu bytes; the buffer has %zu",
+        dtypeName(dtype), (long long)n, storageBytes(dtype, size_t(n)),
+        impl_->bytes);
   TensorView v =
       TensorView::contiguous(impl_->address(), dtype, std::move(shape));
   v.device = impl_->device;

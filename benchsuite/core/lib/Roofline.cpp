@@ -167,6 +167,9 @@ tessera::bench::computePathForPrecision(std::string_view precision,
     return tensor(ComputePath::TensorTf32);
   if (p.starts_with("fp8") || p.starts_with("f8"))
     return tensor(ComputePath::TensorFp8);
+  // fp6 and fp4 operands are widened to f16 in registers: f16 dots.
+  if (p.starts_with("fp6") || p.starts_with("fp4"))
+    return tensor(ComputePath::TensorFp16);
   if (p == "f32" || p == "fp32" || p == "float")
     return ComputePath::Fp32;
   if (p == "f64" || p == "fp64" || p == "double")

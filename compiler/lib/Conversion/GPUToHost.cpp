@@ -1055,6 +1055,8 @@ struct GPUToHostPass : mlir::tessera::impl::GPUToHostPassBase<GPUToHostPass> {
       } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
         func::ReturnOp::create(ob, l);
         toErase.push_back(op);
+      } else if (isa<gpu::PrintfOp>(op)) {
+        // Printed on the host by tessera-lower-kernel-prints.
       } else if (isa<LLVM::InlineAsmOp>(op) ||
                  (op->getDialect() &&
                   op->getDialect()->getNamespace() == "gpu")) {

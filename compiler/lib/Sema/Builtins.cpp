@@ -206,13 +206,20 @@ Emitter::constShape(const SVal &v, SourceLoc sl, const char *what) {
 std::optional<DType> Emitter::constDTypeArg(const SVal &v, SourceLoc sl) {
   if (!v.ok())
     return std::nullopt;
+  std::optional<DType> dt;
   if (v.isConst() && v.cval.isDType())
-    return v.cval.getDType();
-  if (v.isConst() && v.cval.isStr())
-    if (auto dt = dtypeFromName(v.cval.getStr()))
-      return dt;
-  error(sl, "expected a dtype, got " + describe(v));
-  return std::nullopt;
+    dt = v.cval.getDType();
+  else if (v.isConst() && v.cval.isStr())
+    dt = dtypeFromName(v.cval.getStr());
+  if (!dt) {
+    error(sl, "expected a dtype, got " + describe(v));
+    return std::nullopt;
+  }
+  if (isPackedDType(*dt)) {
+    error(sl, packedTileError(*dt));
+    return std::nullopt;
+  }
+  return dt;
 }
 
 Value Emitter::indexValue(const SVal &v, SourceLoc sl) {
@@ -1089,6 +1096,49 @@ SVal lowerNextPowerOf2(Emitter &em, BuiltinCall &call) {
   return SVal::constant(ConstValue::integer(p));
 }
 
+SVal lowerStrMethod(Emitter &, BuiltinCall &call) {
+  const std::string &name = call.name;
+  if (!call.accept(1, 2))
+    return SVal::invalid();
+  if (!call.isMethod || !call.args[0].isConst() || !call.args[0].cval.isStr())
+    return call.error(name + "() is a method of constexpr strings, called on " +
+                      describe(call.args[0]));
+  const std::string &s = call.args[0].cval.getStr();
+  if (name == "split") {
+    std::vector<ConstValue> parts;
+    if (call.args.size() == 1) { // runs of blanks separate, as in Python
+      size_t at = 0;
+      while ((at = s.find_first_not_of(" \t\n", at)) != std::string::npos) {
+        size_t end = s.find_first_of(" \t\n", at);
+        parts.push_back(ConstValue::string(s.substr(at, end - at)));
+        at = end;
+      }
+    } else {
+      const SVal &sep = call.args[1];
+      if (!sep.isConst() || !sep.cval.isStr() || sep.cval.getStr().empty())
+        return call.error("split() separator must be a non-empty constexpr "
+                          "string, got " +
+                          describe(sep));
+      const std::string &d = sep.cval.getStr();
+      size_t at = 0;
+      for (size_t next; (next = s.find(d, at)) != std::string::npos;
+           at = next + d.size())
+        parts.push_back(ConstValue::string(s.substr(at, next - at)));
+      parts.push_back(ConstValue::string(s.substr(at)));
+    }
+    return SVal::constant(ConstValue::tuple(std::move(parts)));
+  }
+  if (call.args.size() != 2 || !call.args[1].isConst() ||
+      !call.args[1].cval.isStr())
+    return call.error(name + "() takes one constexpr string");
+  const std::string &a = call.args[1].cval.getStr();
+  bool r =
+      a.size() <= s.size() &&
+      (name == "startswith" ? s.compare(0, a.size(), a) == 0
+                            : s.compare(s.size() - a.size(), a.size(), a) == 0);
+  return SVal::constant(ConstValue::boolean(r));
+}
+
 SVal lowerStaticAssert(Emitter &em, BuiltinCall &call) {
   auto msgK = call.kwarg("msg");
   if (!msgK)
@@ -1111,10 +1161,6 @@ SVal lowerStaticAssert(Emitter &em, BuiltinCall &call) {
     return call.error("static_assert failed" +
                       (message.empty() ? std::string() : ": " + message));
   return SVal::constant(ConstValue::none());
-}
-
-SVal lowerPrint(Emitter &, BuiltinCall &call) {
-  return call.error("print() is not supported in kernels");
 }
 
 SVal lowerLoopIterable(Emitter &, BuiltinCall &call) {

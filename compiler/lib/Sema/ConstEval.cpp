@@ -2,6 +2,7 @@
 
 #include "tessera/Sema/ConstEval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -384,6 +385,20 @@ sema::foldBuiltinCall(const std::string &name, const std::vector<ConstValue> &ar
         return fail(error, "cannot convert float " + args[0].toString() +
                                " to integer");
       return ConstValue::integer(static_cast<int64_t>(std::trunc(v)));
+    }
+    if (args[0].isStr()) {
+      // Python's int(str): optional sign and blanks around base-10 digits.
+      const std::string &t = args[0].getStr();
+      size_t b = t.find_first_not_of(" \t\n"), e = t.find_last_not_of(" \t\n");
+      std::string digits = b == std::string::npos ? "" : t.substr(b, e - b + 1);
+      size_t start = !digits.empty() && (digits[0] == '+' || digits[0] == '-');
+      bool ok = digits.size() > start && digits.size() - start <= 18 &&
+                std::all_of(digits.begin() + start, digits.end(),
+                            [](char c) { return c >= '0' && c <= '9'; });
+      if (!ok)
+        return fail(error,
+                    "invalid literal for int() with base 10: '" + t + "'");
+      return ConstValue::integer(std::stoll(digits));
     }
     return fail(error, std::string("int() argument must be a number, not '") +
                            kindName(args[0]) + "'");

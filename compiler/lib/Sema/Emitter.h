@@ -125,6 +125,12 @@ std::optional<SVal> takeArg(const std::vector<SVal> &args, KwArgs &kw,
                             const char *name, size_t pos);
 
 inline bool isFloatT(DType t) { return isFloatDType(t); }
+/// Why no tile, scalar or shared array has the packed type `t`.
+inline std::string packedTileError(DType t) {
+  return std::string(dtypeName(t)) +
+         " is a packed storage type: tensors of it are read with tile.load, "
+         "which widens to f16; tiles take f16, bf16 or f32";
+}
 
 //===----------------------------------------------------------------------===//
 // The emitter
@@ -179,11 +185,17 @@ public:
       return b.getI64Type();
     case DType::Bool:
       return b.getI1Type();
+    case DType::F6E3M2:
+    case DType::F6E2M3:
+    case DType::F4E2M1:
+      // Packed tensors are read as bytes and decoded to f16 tiles (see
+      // emitPackedLoad): no tile or scalar has a packed type.
+      return b.getF16Type();
     }
     return b.getF32Type();
   }
   Type storageType(DType t) {
-    return t == DType::Bool ? b.getI8Type() : scalarType(t);
+    return t == DType::Bool || isPackedDType(t) ? b.getI8Type() : scalarType(t);
   }
   RankedTensorType tileType(ArrayRef<int64_t> shape, DType t) {
     return RankedTensorType::get(shape, scalarType(t));
@@ -243,6 +255,11 @@ public:
   bool indexValues(const std::vector<SVal> &vs, SourceLoc sl,
                    SmallVectorImpl<Value> &out);
   SVal emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw);
+  /// tile.load of a packed (fp6/fp4) tensor: the elements at `idx` (block
+  /// offsets, or gather index tiles) decoded to an f16 tile of `shape`.
+  SVal emitPackedLoad(const SVal &T, ArrayRef<int64_t> shape,
+                      ArrayRef<Value> idx, bool gather, Value mask,
+                      std::optional<SVal> other, Location l);
   SVal emitStore(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw);
   SVal emitReduce(tl::ReduceKind kind, const SVal &x,
                   std::optional<int64_t> axis, Location l, SourceLoc sl);

@@ -52,9 +52,6 @@ SVal Emitter::emitName(const NameExpr &e) {
                               "' cannot be called from a kernel; move the "
                               "shared code into a plain function");
   }
-  if (e.name == "fp6" || e.name == "fp4" || e.name.rfind("fp6_", 0) == 0 ||
-      e.name.rfind("fp4_", 0) == 0)
-    return error(e.loc(), "dtype '" + e.name + "' is not supported yet");
   return error(e.loc(), "undefined name '" + e.name + "'");
 }
 
@@ -467,8 +464,6 @@ SVal Emitter::emitAttribute(const AttributeExpr &e) {
       return SVal::named(SVal::Kind::Namespace, "tile");
     if (auto dt = dtypeFromName(e.name))
       return SVal::constant(ConstValue::dtype(*dt));
-    if (e.name == "fp6" || e.name == "fp4")
-      return error(e.nameLoc, "dtype '" + e.name + "' is not supported yet");
     if (findBuiltin(e.name, Tile))
       return SVal::named(SVal::Kind::Builtin, e.name);
     return error(e.nameLoc,
@@ -654,6 +649,8 @@ SVal Emitter::emitSubscript(const SubscriptExpr &e) {
       return error(e.indices[0]->loc(),
                    "tile.alloc_shared[dtype] needs a dtype, got " +
                        describe(dt));
+    if (isPackedDType(dt.cval.getDType()))
+      return error(e.indices[0]->loc(), packedTileError(dt.cval.getDType()));
     SVal m = SVal::named(SVal::Kind::Method, "alloc_shared");
     m.elems.push_back(dt);
     return m;

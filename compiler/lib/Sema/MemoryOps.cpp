@@ -83,6 +83,7 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw) {
       return SVal::invalid();
   }
   Value maskV, otherV;
+  bool packed = isPackedDType(dt);
   if (mask && !(mask->isConst() && mask->cval.isNone())) {
     SVal m = *mask;
     if (m.isConst() || m.kind == SVal::Kind::Scalar)
@@ -101,6 +102,14 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw) {
     } else
       return error(e.loc(), "tile.load: bad mask " + describe(m));
     maskV = m.value;
+  }
+  if (packed) {
+    if (other && other->isConst() && other->cval.isNone())
+      other.reset();
+    if (other && !other->isConst() && other->kind != SVal::Kind::Scalar)
+      return error(e.loc(), "tile.load: other= must be a scalar, got " +
+                                describe(*other));
+    return emitPackedLoad(T, shape, idx, gather, maskV, other, l);
   }
   if (other && !(other->isConst() && other->cval.isNone())) {
     if (!other->isConst() && other->kind != SVal::Kind::Scalar)
@@ -137,6 +146,150 @@ SVal Emitter::emitLoad(const CallExpr &e, std::vector<SVal> &args, KwArgs &kw) {
   return SVal::typed(r, dt);
 }
 
+SVal Emitter::emitPackedLoad(const SVal &T, ArrayRef<int64_t> shape,
+                             ArrayRef<Value> idx, bool gather, Value mask,
+                             std::optional<SVal> other, Location l) {
+  // Element positions -> bit positions in the tensor's bytes -> one byte
+  // (fp4) or two (fp6, when the code crosses a byte) gathered per element
+  // -> the code -> its value, computed exactly in f32 and narrowed to f16
+  // (every fp6/fp4 value is an f16). The storage layout is the one
+  // tessera::storageBytes documents: element p at bits [p*w, p*w + w).
+  const DType dt = T.dtype;
+  const int64_t w = dtypeBits(dt);
+  const int manBits = dt == DType::F6E2M3 ? 3 : dt == DType::F6E3M2 ? 2 : 1;
+  const int expBits = int(w) - 1 - manBits;
+  const int bias = (1 << (expBits - 1)) - 1;
+  auto memrefType = cast<MemRefType>(T.value.getType());
+  const int64_t rank = memrefType.getRank();
+  auto i64 = [&](int64_t v) { // an i64 tile
+    return materialize(SVal::constant(ConstValue::integer(v)), DType::I64,
+                       shape, l);
+  };
+  auto i32 = [&](int64_t v) {
+    return materialize(SVal::constant(ConstValue::integer(v)), DType::I32,
+                       shape, l);
+  };
+  auto scalarTile = [&](Value index) { // an index scalar as an i64 tile
+    Value v = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
+    return toTile(SVal::typed(v, DType::I64), shape, DType::I64, l).value;
+  };
+  auto meta = memref::ExtractStridedMetadataOp::create(b, l, T.value);
+  Value inBounds = mask, position;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value pos;
+    if (gather) {
+      Value g = idx[d];
+      pos = cast<RankedTensorType>(g.getType()).getElementType().isInteger(64)
+                ? g
+                : castValue(g, DType::I32, DType::I64, l);
+    } else {
+      Value along = castValue(positionsAlong(shape, d, l).value, DType::I32,
+                              DType::I64, l);
+      Value off =
+          toTile(SVal::typed(idx[d], DType::I64), shape, DType::I64, l).value;
+      pos = arith::AddIOp::create(b, l, off, along);
+    }
+    Value size = scalarTile(meta.getSizes()[d]);
+    Value stride = scalarTile(meta.getStrides()[d]);
+    Value ok = arith::AndIOp::create(
+        b, l,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, pos, i64(0)),
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, pos, size));
+    inBounds = inBounds ? arith::AndIOp::create(b, l, inBounds, ok) : ok;
+    Value term = arith::MulIOp::create(b, l, pos, stride);
+    position = position ? arith::AddIOp::create(b, l, position, term) : term;
+  }
+  if (!inBounds)
+    inBounds = materialize(SVal::constant(ConstValue::boolean(true)),
+                           DType::Bool, shape, l);
+  position = arith::SelectOp::create(b, l, inBounds, position, i64(0));
+  // The tensor's bytes as a 1-D view: enough for its last element (the
+  // extent of an empty tensor is not used: no element is in bounds).
+  Value one = arith::ConstantIndexOp::create(b, l, 1);
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value span = one;
+  for (int64_t d = 0; d < rank; ++d)
+    span = arith::AddIOp::create(
+        b, l, span,
+        arith::MulIOp::create(
+            b, l,
+            arith::MaxSIOp::create(
+                b, l, arith::SubIOp::create(b, l, meta.getSizes()[d], one),
+                zero),
+            meta.getStrides()[d]));
+  Value nbytes = arith::DivUIOp::create(
+      b, l,
+      arith::AddIOp::create(
+          b, l,
+          arith::MulIOp::create(b, l, span,
+                                arith::ConstantIndexOp::create(b, l, w)),
+          arith::ConstantIndexOp::create(b, l, 7)),
+      arith::ConstantIndexOp::create(b, l, 8));
+  auto byteType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  Value bytes = memref::ReinterpretCastOp::create(
+      b, l, byteType, T.value, b.getIndexAttr(0),
+      ArrayRef<OpFoldResult>{nbytes},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Value bit = arith::MulIOp::create(b, l, position, i64(w));
+  Value byteAt = arith::ShRUIOp::create(b, l, bit, i64(3));
+  Value shift = castValue(arith::AndIOp::create(b, l, bit, i64(7)), DType::I64,
+                          DType::I32, l);
+  auto byteTile = RankedTensorType::get(shape, b.getI8Type());
+  auto i32Tile = RankedTensorType::get(shape, b.getI32Type());
+  Value zero8 = arith::ConstantIntOp::create(b, l, b.getI8Type(), 0);
+  auto gatherByte = [&](Value at, Value m) {
+    Value g =
+        tl::GatherOp::create(b, l, byteTile, bytes, ValueRange{at}, m, zero8);
+    return arith::ExtUIOp::create(b, l, i32Tile, g).getResult();
+  };
+  Value word = gatherByte(byteAt, inBounds);
+  if (w == 6) { // a code crosses into the next byte when it starts past bit 2
+    Value crosses = arith::AndIOp::create(
+        b, l, inBounds,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, shift, i32(2)));
+    Value next =
+        gatherByte(arith::AddIOp::create(b, l, byteAt, i64(1)), crosses);
+    word = arith::OrIOp::create(b, l, word,
+                                arith::ShLIOp::create(b, l, next, i32(8)));
+  }
+  Value code = arith::AndIOp::create(
+      b, l, arith::ShRUIOp::create(b, l, word, shift), i32((1 << w) - 1));
+  Value man = arith::AndIOp::create(b, l, code, i32((1 << manBits) - 1));
+  Value expField = arith::AndIOp::create(
+      b, l, arith::ShRUIOp::create(b, l, code, i32(manBits)),
+      i32((1 << expBits) - 1));
+  Value negative = arith::CmpIOp::create(
+      b, l, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, l, code, i32(1 << (w - 1))), i32(0));
+  Value isSub =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, expField, i32(0));
+  Value sig = arith::SelectOp::create(
+      b, l, isSub, man, arith::OrIOp::create(b, l, man, i32(1 << manBits)));
+  // The significand's weight, 2^(max(e, 1) - bias - manBits), picked by
+  // the exponent field (at most 8 values).
+  auto f32 = [&](double v) {
+    return materialize(SVal::constant(ConstValue::floating(v)), DType::F32,
+                       shape, l);
+  };
+  Value scale = f32(std::ldexp(1.0, 1 - bias - manBits));
+  for (int e = 2; e < (1 << expBits); ++e)
+    scale = arith::SelectOp::create(
+        b, l,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, expField, i32(e)),
+        f32(std::ldexp(1.0, e - bias - manBits)), scale);
+  auto f32Tile = RankedTensorType::get(shape, b.getF32Type());
+  Value mag = arith::MulFOp::create(
+      b, l, arith::UIToFPOp::create(b, l, f32Tile, sig), scale);
+  Value value = arith::SelectOp::create(b, l, negative,
+                                        arith::NegFOp::create(b, l, mag), mag);
+  SVal fill = other ? toTile(*other, shape, DType::F32, l)
+                    : SVal::typed(f32(0.0), DType::F32);
+  if (!fill.ok())
+    return fill;
+  value = arith::SelectOp::create(b, l, inBounds, value, fill.value);
+  return SVal::typed(castValue(value, DType::F32, DType::F16, l), DType::F16);
+}
+
 SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
                         KwArgs &kw) {
   Location l = loc(e.loc());
@@ -159,6 +312,11 @@ SVal Emitter::emitStore(const CallExpr &e, std::vector<SVal> &args,
                  "tile.store has no argument '" + kw.begin()->first + "'");
   if (!value)
     return error(e.loc(), "tile.store needs a value");
+  if (isPackedDType(T.dtype))
+    return error(e.loc(), std::string("tile.store: kernels read ") +
+                              dtypeName(T.dtype) +
+                              " tensors but do not write them (store the "
+                              "result in f16, bf16 or f32)");
   if (!value->isTile())
     return error(e.loc(), "tile.store needs a tile value, got " +
                               describe(*value) +
@@ -376,6 +534,12 @@ bool Emitter::elementIndices(const SVal &t, const SubscriptExpr &e,
                              SmallVectorImpl<Value> &out) {
   auto type = cast<MemRefType>(t.value.getType());
   Location l = loc(e.loc());
+  if (isPackedDType(t.dtype)) {
+    error(e.loc(), std::string("elements of a ") + dtypeName(t.dtype) +
+                       " tensor are not accessed one at a time: read it "
+                       "with tile.load in a tile program");
+    return false;
+  }
   if (int64_t(e.indices.size()) != type.getRank()) {
     error(e.loc(), "an element of a " + describe(t) + " of rank " +
                        std::to_string(type.getRank()) + " takes " +

@@ -68,11 +68,6 @@ std::pair<DecoratorKind, const CallExpr *> splitDecorator(const Expr *d) {
   return {classify(dottedName(callee)), call};
 }
 
-bool isUnsupportedDType(const std::string &name) {
-  return name == "fp6" || name == "fp4" || name.rfind("fp6_", 0) == 0 ||
-         name.rfind("fp4_", 0) == 0 || name == "float6" || name == "float4";
-}
-
 bool isGenericDTypeName(const std::string &name) {
   return name.size() >= 5 && name.compare(name.size() - 5, 5, "dtype") == 0;
 }
@@ -90,13 +85,6 @@ std::string dtypeItem(const Expr *e, DiagnosticEngine &diags) {
   if (name.empty()) {
     diags.error(e->loc(), "expected an element type as the last item of the "
                           "Tensor annotation");
-    return "";
-  }
-  if (isUnsupportedDType(name)) {
-    diags.error(e->loc(), "element type '" + name +
-                              "' is not supported yet "
-                              "(supported: f32, f16, bf16, fp8_e4m3, fp8_e5m2, "
-                              "i8, i32, i64, bool)");
     return "";
   }
   if (auto d = parseDType(name))
@@ -678,9 +666,10 @@ void SignatureAnalyzer::param(const Param &p) {
   } else if (last == "constexpr") {
     info.kind = ParamKind::Constexpr;
     info.scalarKind = ScalarKind::Any;
-  } else if (isUnsupportedDType(last)) {
-    diags_.error(ann->loc(),
-                 "element type '" + last + "' is not supported yet");
+  } else if (auto d = parseDType(last); d && isPackedDType(*d)) {
+    diags_.error(ann->loc(), std::string(dtypeName(*d)) +
+                                 " is a packed storage type for tensors; a "
+                                 "scalar parameter takes f16 or f32");
     return;
   } else if (auto d = parseDType(last)) {
     info.kind = ParamKind::Scalar;

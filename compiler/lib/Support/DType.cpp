@@ -208,6 +208,9 @@ constexpr DTypeAlias kDTypeAliases[] = {
     {"i32", DType::I32},
     {"i64", DType::I64},
     {"bool", DType::Bool},
+    {"fp6_e3m2", DType::F6E3M2},
+    {"fp6_e2m3", DType::F6E2M3},
+    {"fp4_e2m1", DType::F4E2M1},
     {"fp32", DType::F32},
     {"float32", DType::F32},
     {"float", DType::F32},
@@ -225,7 +228,54 @@ constexpr DTypeAlias kDTypeAliases[] = {
     {"int", DType::I32},
     {"int64", DType::I64},
     {"boolean", DType::Bool},
+    // Without block scales, the wider range of E3M2 serves more data than
+    // E2M3's extra mantissa bit: "fp6" is fp6_e3m2.
+    {"fp6", DType::F6E3M2},
+    {"float6_e3m2fn", DType::F6E3M2},
+    {"e3m2", DType::F6E3M2},
+    {"float6_e2m3fn", DType::F6E2M3},
+    {"e2m3", DType::F6E2M3},
+    {"fp4", DType::F4E2M1},
+    {"float4_e2m1fn", DType::F4E2M1},
+    {"e2m1", DType::F4E2M1},
 };
+
+/// Exponent and mantissa widths of a packed type.
+struct MiniLayout {
+  int expBits, manBits;
+};
+MiniLayout miniLayout(DType t) {
+  switch (t) {
+  case DType::F6E3M2:
+    return {3, 2};
+  case DType::F6E2M3:
+    return {2, 3};
+  default:
+    return {2, 1};
+  }
+}
+
+/// Code `bits` (dtypeBits wide) of element i of a packed buffer.
+uint8_t readPacked(const void *data, unsigned bits, size_t i) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  size_t bit = i * bits, byte = bit / 8;
+  unsigned shift = unsigned(bit % 8);
+  unsigned word = p[byte];
+  if (shift + bits > 8)
+    word |= unsigned(p[byte + 1]) << 8;
+  return uint8_t((word >> shift) & ((1u << bits) - 1));
+}
+
+void writePacked(void *data, unsigned bits, size_t i, uint8_t code) {
+  auto *p = static_cast<uint8_t *>(data);
+  size_t bit = i * bits, byte = bit / 8;
+  unsigned shift = unsigned(bit % 8);
+  unsigned mask = ((1u << bits) - 1) << shift;
+  unsigned value = unsigned(code) << shift;
+  p[byte] = uint8_t((p[byte] & ~mask) | (value & 0xFF));
+  if (shift + bits > 8)
+    p[byte + 1] = uint8_t((p[byte + 1] & ~(mask >> 8)) | ((value >> 8) & 0xFF));
+}
 
 } // namespace
 
@@ -249,6 +299,12 @@ const char *tessera::dtypeName(DType t) {
     return "i64";
   case DType::Bool:
     return "bool";
+  case DType::F6E3M2:
+    return "fp6_e3m2";
+  case DType::F6E2M3:
+    return "fp6_e2m3";
+  case DType::F4E2M1:
+    return "fp4_e2m1";
   }
   return "<invalid dtype>";
 }
@@ -272,11 +328,77 @@ size_t tessera::dtypeSize(DType t) {
   case DType::F8E5M2:
   case DType::I8:
   case DType::Bool:
+  case DType::F6E3M2:
+  case DType::F6E2M3:
+  case DType::F4E2M1:
     return 1;
   case DType::I64:
     return 8;
   }
   return 0;
+}
+
+unsigned tessera::dtypeBits(DType t) {
+  switch (t) {
+  case DType::F6E3M2:
+  case DType::F6E2M3:
+    return 6;
+  case DType::F4E2M1:
+    return 4;
+  default:
+    return unsigned(8 * dtypeSize(t));
+  }
+}
+
+bool tessera::isPackedDType(DType t) { return dtypeBits(t) < 8; }
+
+size_t tessera::storageBytes(DType t, size_t elements) {
+  return (elements * dtypeBits(t) + 7) / 8;
+}
+
+uint8_t tessera::encodePackedFloat(DType t, double v) {
+  MiniLayout m = miniLayout(t);
+  const int bias = (1 << (m.expBits - 1)) - 1, minExp = 1 - bias;
+  const uint8_t maxCode = uint8_t((1u << (m.expBits + m.manBits)) - 1);
+  const uint8_t signBit = uint8_t(1u << (m.expBits + m.manBits));
+  if (std::isnan(v))
+    return maxCode;
+  uint8_t sign = std::signbit(v) ? signBit : 0;
+  double a = std::fabs(v);
+  double maxValue = decodePackedFloat(t, maxCode);
+  if (a >= maxValue)
+    return sign | maxCode;
+  if (a == 0)
+    return sign;
+  // a = q * n with q the quantum of a's binade (of the subnormals below
+  // the normal range); both steps are exact in double.
+  int e;
+  std::frexp(a, &e); // a in [2^(e-1), 2^e)
+  int exp = std::max(e - 1, minExp);
+  double q = std::ldexp(1.0, exp - m.manBits);
+  double n = a / q, fl = std::floor(n), frac = n - fl;
+  uint64_t r = uint64_t(fl);
+  if (frac > 0.5 || (frac == 0.5 && (r & 1)))
+    ++r;
+  // r has manBits + 1 bits for a normal (a carry bumps the binade), fewer
+  // for a subnormal: the code is (exp field, mantissa) laid end to end,
+  // with the implicit bit landing in the exponent field.
+  uint64_t code = uint64_t(exp - minExp) * (uint64_t(1) << m.manBits) + r;
+  if (code > maxCode)
+    code = maxCode;
+  return sign | uint8_t(code);
+}
+
+double tessera::decodePackedFloat(DType t, uint8_t bits) {
+  MiniLayout m = miniLayout(t);
+  const int bias = (1 << (m.expBits - 1)) - 1;
+  unsigned man = bits & ((1u << m.manBits) - 1);
+  unsigned exp = (bits >> m.manBits) & ((1u << m.expBits) - 1);
+  bool negative = (bits >> (m.expBits + m.manBits)) & 1;
+  double v = exp == 0 ? std::ldexp(double(man), 1 - bias - m.manBits)
+                      : std::ldexp(double(man + (1u << m.manBits)),
+                                   int(exp) - bias - m.manBits);
+  return negative ? -v : v;
 }
 
 bool tessera::isFloatDType(DType t) {
@@ -289,7 +411,7 @@ bool tessera::isIntegerDType(DType t) {
 
 bool tessera::isLowPrecisionFloat(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F8E4M3 ||
-         t == DType::F8E5M2;
+         t == DType::F8E5M2 || isPackedDType(t);
 }
 
 uint16_t tessera::f32ToF16Bits(float x) {
@@ -349,6 +471,10 @@ double tessera::loadAsDouble(const void *data, DType t, size_t i) {
     return double(loadRaw<int64_t>(data, i));
   case DType::Bool:
     return loadRaw<uint8_t>(data, i) != 0 ? 1.0 : 0.0;
+  case DType::F6E3M2:
+  case DType::F6E2M3:
+  case DType::F4E2M1:
+    return decodePackedFloat(t, readPacked(data, dtypeBits(t), i));
   }
   return 0.0;
 }
@@ -389,6 +515,11 @@ void tessera::storeFromDouble(void *data, DType t, size_t i, double v) {
     return;
   case DType::Bool:
     storeRaw<uint8_t>(data, i, v != 0 ? 1 : 0);
+    return;
+  case DType::F6E3M2:
+  case DType::F6E2M3:
+  case DType::F4E2M1:
+    writePacked(data, dtypeBits(t), i, encodePackedFloat(t, v));
     return;
   }
 }

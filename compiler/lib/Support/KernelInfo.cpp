@@ -249,10 +249,6 @@ std::optional<PrecisionPolicy> PrecisionPolicy::parse(const std::string &text,
                "': expected STORAGE or STORAGE@accum(ACCUM)";
     return std::nullopt;
   }
-  auto unsupported = [](const std::string &name) {
-    return name == "fp6" || name == "fp4" || name.rfind("fp6_", 0) == 0 ||
-           name.rfind("fp4_", 0) == 0;
-  };
   if (storage == "tf32") {
     p.tf32Dots = true;
     storage = "fp32";
@@ -260,10 +256,8 @@ std::optional<PrecisionPolicy> PrecisionPolicy::parse(const std::string &text,
   auto s = parseDType(storage);
   if (!s) {
     if (error)
-      *error = unsupported(storage)
-                   ? "precision '" + storage + "' is not supported yet"
-                   : "unknown storage type '" + storage +
-                         "' in precision policy '" + text + "'";
+      *error = "unknown storage type '" + storage + "' in precision policy '" +
+               text + "'";
     return std::nullopt;
   }
   p.storage = *s;
@@ -273,6 +267,12 @@ std::optional<PrecisionPolicy> PrecisionPolicy::parse(const std::string &text,
       if (error)
         *error = "unknown accumulate type '" + accum +
                  "' in precision policy '" + text + "'";
+      return std::nullopt;
+    }
+    if (isPackedDType(*a)) {
+      if (error)
+        *error = "precision policy '" + text + "': " + dtypeName(*a) +
+                 " is a storage type; accumulate in fp32 or fp16";
       return std::nullopt;
     }
     p.accum = *a;

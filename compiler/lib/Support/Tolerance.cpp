@@ -49,7 +49,12 @@ int mantissaBits(DType dtype) {
   case DType::F8E4M3:
     return 3;
   case DType::F8E5M2:
+  case DType::F6E3M2:
     return 2;
+  case DType::F6E2M3:
+    return 3;
+  case DType::F4E2M1:
+    return 1;
   case DType::I8:
   case DType::I32:
   case DType::I64:
@@ -76,6 +81,12 @@ double minSubnormal(DType dtype) {
     return 0x1p-9;
   case DType::F8E5M2:
     return 0x1p-16;
+  case DType::F6E3M2:
+    return 0x1p-4;
+  case DType::F6E2M3:
+    return 0x1p-3;
+  case DType::F4E2M1:
+    return 0x1p-1;
   case DType::I8:
   case DType::I32:
   case DType::I64:
@@ -96,7 +107,12 @@ Tolerance baseTolerance(DType dtype) {
   case DType::F8E4M3:
     return {1.25e-1, 1.25e-1};
   case DType::F8E5M2:
+  case DType::F6E3M2:
     return {2.5e-1, 2.5e-1};
+  case DType::F6E2M3:
+    return {1.25e-1, 1.25e-1};
+  case DType::F4E2M1:
+    return {5e-1, 5e-1};
   case DType::I8:
   case DType::I32:
   case DType::I64:

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 using namespace tessera;
 using namespace tessera::hal;
@@ -92,6 +93,8 @@ public:
           cpu::ScopedAssertSink scope(asserts);
           code->run(argv, b, e, g);
         });
+      // Kernel prints (C printf) appear before what the caller prints next.
+      std::fflush(stdout);
       if (asserts.failed())
         return failedPrecondition("kernel assertion failed: %s",
                                   asserts.message().c_str());

@@ -388,18 +388,20 @@ Status CudaHalDevice::run(const KernelLaunch &l) {
     if (!t || t->device)
       continue;
     auto [lo, hi] = touchedRange(*t);
-    int64_t elem = dtypeSize(t->dtype);
-    size_t bytes = hi >= lo ? size_t((hi - lo + 1) * elem) : 0;
+    // Whole bytes (the packed types share bytes between elements).
+    int64_t bits = dtypeBits(t->dtype);
+    int64_t loByte = lo * bits / 8, endByte = ((hi + 1) * bits + 7) / 8;
+    size_t bytes = hi >= lo ? size_t(endByte - loByte) : 0;
     Staged st;
     st.bytes = bytes;
-    st.host = static_cast<char *>(t->data) + lo * elem;
+    st.host = static_cast<char *>(t->data) + loByte;
     TESSERA_ASSIGN_OR_RETURN(st.buffer,
                              dev->allocate(std::max<size_t>(bytes, 1)));
     if (bytes)
       TESSERA_RETURN_IF_ERROR(
           dev->copyToDevice(st.buffer.address(), st.host, bytes));
     TensorView dv = *t;
-    uintptr_t base = uintptr_t(st.buffer.address()) - uintptr_t(lo * elem);
+    uintptr_t base = uintptr_t(st.buffer.address()) - uintptr_t(loByte);
     dv.data = reinterpret_cast<void *>(base);
     a = Arg(dv);
     staged.push_back(std::move(st));

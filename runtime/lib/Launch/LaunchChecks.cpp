@@ -384,7 +384,9 @@ uint64_t Signature::alignedMask(const std::vector<Arg> &args) const {
   uint64_t mask = 0;
   for (size_t ai = 0; ai < args.size() && ai < launchParams.size(); ++ai) {
     const TensorView *t = args[ai].tensor();
-    if (!t || t->shape.empty() || t->strides.back() != 1)
+    // Kernels read packed tensors byte by byte (no wide or TMA copies).
+    if (!t || t->shape.empty() || t->strides.back() != 1 ||
+        isPackedDType(t->dtype))
       continue;
     int64_t elem = int64_t(dtypeSize(t->dtype));
     if (elem <= 0)

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -273,6 +274,8 @@ Status SimDevice::runOnce(const launch::Signature &signature,
   ThreadPool &pool = pool_;
   int64_t grain = std::max<int64_t>(1, total / (int64_t(pool.size()) * 4));
   pool.parallelFor(total, grain, runRange);
+  // Kernel prints (C printf) appear before what the caller prints next.
+  std::fflush(stdout);
   if (firstError.ok() && counters) {
     *counted = publicCounters(counts, exe.code->accessSites());
   }

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -197,8 +198,8 @@ TEST(BenchCli, ReportSubcommand) {
 }
 
 TEST(BenchCli, BadRunOptionsAreClearErrors) {
-  EXPECT_EQ(run("run --suite gemm --precision fp6 --device cpu"), 1);
-  EXPECT_NE(outputText().find("fp6"), std::string::npos) << outputText();
+  EXPECT_EQ(run("run --suite gemm --precision fp12 --device cpu"), 1);
+  EXPECT_NE(outputText().find("fp12"), std::string::npos) << outputText();
   EXPECT_EQ(run("run --suite gemm --sizes \"M=64,N=x\" --device cpu"), 1);
   EXPECT_NE(outputText().find("N=x"), std::string::npos) << outputText();
   // Sizes no selected suite understands: nothing to run is an error.
@@ -209,6 +210,30 @@ TEST(BenchCli, BadRunOptionsAreClearErrors) {
 
 // --counters: one counting launch per case on sim, its figures in the
 // results; another device is refused before anything runs.
+// seed 002's fp6 and fp4 GEMM policies run and validate on cpu and sim.
+TEST(BenchCli, PackedGemmPrecisions) {
+  for (const char *device : {"cpu", "sim"}) {
+    std::string out = tempDir() + "/packed_" + device + ".json";
+    ASSERT_EQ(run(std::string("run --suite gemm --sizes \"M=40,N=24,K=72\" "
+                              "--precision \"fp6@accum(fp32),fp6_e2m3,"
+                              "fp4@accum(fp32)\" --device ") +
+                  device + " --max-seconds 0.01 --out " + out),
+              0)
+        << outputText();
+    auto r = readResultFile(out);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    std::set<std::string> precisions;
+    for (const CaseResult &c : r->cases) {
+      EXPECT_TRUE(c.passed) << device << " " << c.name << ": " << c.failure;
+      precisions.insert(c.precision);
+    }
+    EXPECT_EQ(precisions, (std::set<std::string>{"fp6_e3m2@accum(fp32)",
+                                                 "fp6_e2m3@accum(fp32)",
+                                                 "fp4_e2m1@accum(fp32)"}))
+        << device;
+  }
+}
+
 TEST(BenchCli, CountersOnSim) {
   std::string out = tempDir() + "/counters.json";
   ASSERT_EQ(run("run --suite softmax --sizes \"Sq=4,Sk=64\" --precision fp32 "

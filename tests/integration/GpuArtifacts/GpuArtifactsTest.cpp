@@ -228,6 +228,11 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"gemm", "tf32", true, "TRANS_B"},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true},
         ArtifactCase{"gemm", "fp8_e4m3@accum(fp32)", true, "TRANS_B"},
+        // Packed inputs decoded in registers, at one tile.
+        ArtifactCase{"gemm", "fp4_e2m1@accum(fp32)", true, nullptr,
+                     "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4"},
+        ArtifactCase{"gemm", "fp6_e3m2@accum(fp32)", true, "TRANS_B",
+                     "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4"},
         ArtifactCase{"attention", ""}, ArtifactCase{"attention", "fp16"},
         ArtifactCase{"attention", "fp16", true},
         ArtifactCase{"attention", "fp16", true, "warp_specialize+pingpong"},
@@ -239,7 +244,9 @@ INSTANTIATE_TEST_SUITE_P(
         ArtifactCase{"seed/vector_operations", "", true, nullptr,
                      "operation=\"dot\",result_dtype=f32"},
         ArtifactCase{"seed/vector_operations", "fp16", false, nullptr,
-                     "operation=\"axpy\",result_dtype=f16"}),
+                     "operation=\"axpy\",result_dtype=f16"},
+        ArtifactCase{"seed/memory_bandwidth", "", true, nullptr,
+                     "operation=\"triad\",access_pattern=\"strided_4\""}),
     [](const ::testing::TestParamInfo<ArtifactCase> &info) {
       std::string name = info.param.family;
       std::replace(name.begin(), name.end(), '/', '_');
@@ -253,7 +260,8 @@ INSTANTIATE_TEST_SUITE_P(
         name += "_" + flags;
       }
       // The operation of a vector_operations case.
-      if (std::string c = info.param.constants; !c.empty()) {
+      if (std::string c = info.param.constants;
+          c.find('"') != std::string::npos) {
         size_t q = c.find('"');
         name += "_" + c.substr(q + 1, c.find('"', q + 1) - q - 1);
       }

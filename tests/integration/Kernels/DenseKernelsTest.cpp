@@ -47,6 +47,13 @@ std::vector<GemmCase> gemmCases() {
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         v.push_back({DType::F32, m, n, k, ta, tb, /*tf32=*/true});
+  // The packed types, read element by element (rows of odd length start
+  // inside a byte).
+  for (DType t : {DType::F6E3M2, DType::F6E2M3, DType::F4E2M1})
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {7, 5, 3}, {64, 64, 64}, {100, 37, 129}})
+      for (bool ta : {false, true})
+        v.push_back({t, m, n, k, ta, !ta});
   return v;
 }
 
@@ -76,9 +83,13 @@ TEST_P(Gemm, AlphaBeta) {
   ref::gemm(c.transA ? a.transposed(0, 1) : a,
             c.transB ? b.transposed(0, 1) : b, expected, 0.75, 0.5);
   ASSERT_LAUNCH(kernel, {view(a), view(b), view(cm), Arg(0.75), Arg(0.5)});
+  // fp6/fp4 products are f16 products of the decoded values (exact in f16):
+  // f16's tolerance, not the packed type's (docs/testing.md).
   EXPECT_CLOSE(cm, expected,
                c.tf32 ? tf32GemmTolerance(c.k)
-                      : toleranceFor(c.dtype, Op::Gemm, c.k));
+               : isPackedDType(c.dtype)
+                   ? toleranceFor(DType::F16, Op::Gemm, c.k)
+                   : toleranceFor(c.dtype, Op::Gemm, c.k));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, Gemm, ::testing::ValuesIn(gemmCases()), gemmName);

@@ -9,6 +9,7 @@
 
 #include "KernelTest.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace tessera;
@@ -491,6 +492,120 @@ def past_the_end(x: Tensor["N", f32]):
   std::string err = launchError(bounds, {view(x)});
   EXPECT_NE(err.find("out-of-bounds access"), std::string::npos) << err;
   EXPECT_NE(err.find("past_the_end.tile\":4:5"), std::string::npos) << err;
+}
+
+// print() and tile.device_print: constexprs spelled as Python prints them,
+// run-time integers, floats (%g) and bools, once per program instance in a
+// tile program and once per thread in a SIMT program.
+TEST(Language, DevicePrint) {
+  auto tileProgram = sourceKernel(R"(
+@kernel(grid=(2,), num_warps=4)
+def show(x: Tensor[2, 8, f32], n: int):
+    pid = tile.program_id(0)
+    row = tile.load(x, offsets=(pid, 0), shape=(1, 8))
+    s = tile.sum(row)
+    print("program", pid, "sum", s, s > 10.0, "100%", n, 1.5, None, (1, 2))
+    tile.device_print("half:", s.to(f16), sep="", end="|\n")
+)",
+                                  "show");
+  HostTensor x = HostTensor::empty({2, 8}, DType::F32);
+  for (int64_t i = 0; i < 16; ++i)
+    x.setAt(i, double(i) * 0.25);
+  ::testing::internal::CaptureStdout();
+  Status s = tileProgram ? tileProgram->launch({view(x), Arg(int64_t(-7))})
+                         : okStatus();
+  std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(s.ok()) << s.toString();
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < out.size();) {
+    size_t nl = out.find('\n', at);
+    if (nl == std::string::npos)
+      nl = out.size();
+    lines.push_back(out.substr(at, nl - at));
+    at = nl + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  std::vector<std::string> want = {
+      "half:23|", "half:7|", "program 0 sum 7 False 100% -7 1.5 None (1, 2)",
+      "program 1 sum 23 True 100% -7 1.5 None (1, 2)"};
+  EXPECT_EQ(lines, want) << out;
+
+  auto simt = sourceKernel(R"(
+@kernel(grid=(2,), num_warps=1)
+def lanes(x: Tensor["N", i32]):
+    i = tile.linear_id()
+    if i % 16 == 3:
+        print("thread", i, "block", tile.block_id(0), "x", x[i])
+)",
+                           "lanes");
+  HostTensor xi = HostTensor::empty({64}, DType::I32);
+  for (int64_t i = 0; i < 64; ++i)
+    xi.setAt(i, double(100 + i));
+  ::testing::internal::CaptureStdout();
+  s = simt ? simt->launch({view(xi)}) : okStatus();
+  out = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(s.ok()) << s.toString();
+  lines.clear();
+  for (size_t at = 0; at < out.size();) {
+    size_t nl = out.find('\n', at);
+    lines.push_back(out.substr(at, nl - at));
+    at = nl == std::string::npos ? out.size() : nl + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  want = {"thread 19 block 0 x 119", "thread 3 block 0 x 103",
+          "thread 35 block 1 x 135", "thread 51 block 1 x 151"};
+  EXPECT_EQ(lines, want) << out;
+}
+
+// Loads of packed (fp6/fp4) tensors: block loads with out-of-bounds rows
+// and `other`, gathers with masks, on contiguous and transposed views
+// whose rows start inside a byte; the tile is f16.
+TEST(Language, PackedTensorLoads) {
+  for (DType dt : {DType::F6E3M2, DType::F6E2M3, DType::F4E2M1}) {
+    for (bool transposed : {false, true}) {
+      SCOPED_TRACE(std::string(dtypeName(dt)) +
+                   (transposed ? " transposed" : ""));
+      CompileOptions opts;
+      opts.precision = dtypeName(dt);
+      auto kernel = sourceKernel(R"(
+@kernel(grid=(1,))
+def unpack(x: Tensor["R", "C", dtype], y: Tensor[4, 8, f32],
+           g: Tensor[8, f32], idx: Tensor[8, i32]):
+    t = tile.load(x, offsets=(1, 3), shape=(4, 8), other=-1.0)
+    static_assert(t.dtype == f16)
+    tile.store(y, t.to(f32), offsets=(0, 0))
+    i = tile.load(idx, offsets=(0,), shape=(8,))
+    r = tile.load(x, index=(i // 16, i % 16), mask=i != 5, other=2.0)
+    tile.store(g, r.to(f32), offsets=(0,))
+)",
+                                 "unpack", opts);
+      const int64_t R = 4, C = 13;
+      HostTensor store = transposed ? HostTensor::empty({C, R}, dt)
+                                    : HostTensor::empty({R, C}, dt);
+      HostTensor x = transposed ? store.transposed(0, 1) : store;
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < C; ++c)
+          x.set({r, c}, double((r * 7 + c * 3) % 11) * 0.25 - 1.25);
+      HostTensor y = HostTensor::zeros({4, 8}, DType::F32);
+      HostTensor gathered = HostTensor::zeros({8}, DType::F32);
+      HostTensor idx = HostTensor::empty({8}, DType::I32);
+      const int32_t picks[8] = {0, 12, 17, 40, 60, 5, 3 * 16 + 12, 64};
+      for (int64_t i = 0; i < 8; ++i)
+        idx.setAt(i, picks[i]);
+      ASSERT_LAUNCH(kernel, {view(x), view(y), view(gathered), view(idx)});
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t c = 0; c < 8; ++c) {
+          double want = r + 1 < R ? x.get({r + 1, c + 3}) : -1.0;
+          EXPECT_EQ(y.get({r, c}), want) << r << ", " << c;
+        }
+      for (int64_t i = 0; i < 8; ++i) {
+        int64_t row = picks[i] / 16, col = picks[i] % 16;
+        double want =
+            picks[i] == 5 || row >= R || col >= C ? 2.0 : x.get({row, col});
+        EXPECT_EQ(gathered.at(i), want) << "pick " << picks[i];
+      }
+    }
+  }
 }
 
 } // namespace

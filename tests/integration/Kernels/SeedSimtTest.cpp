@@ -1,7 +1,8 @@
 //===- SeedSimtTest.cpp - seed 002's SIMT kernels on the test device ------===//
 //
 // kernels_dsl/seed/: the thread-level kernels of seed 002 (vector
-// operations, layer norm, attention softmax), run against the references of
+// operations, layer norm, attention softmax, memory bandwidth), run against the
+// references of
 // ../support on the test device (cpu runs them through the sim's scheduler).
 //
 //===----------------------------------------------------------------------===//
@@ -199,5 +200,80 @@ INSTANTIATE_TEST_SUITE_P(
                       RowCase{DType::F16, 4, 300, true, 4},
                       RowCase{DType::BF16, 3, 129, false, 4}),
     rowName);
+
+struct BandwidthCase {
+  DType dtype;
+  std::string op, pattern;
+  int64_t n;
+};
+std::string bandwidthName(const ::testing::TestParamInfo<BandwidthCase> &i) {
+  return std::string(dtypeName(i.param.dtype)) + "_" + i.param.op + "_" +
+         i.param.pattern + "_n" + std::to_string(i.param.n);
+}
+
+class SeedMemoryBandwidth : public ::testing::TestWithParam<BandwidthCase> {};
+
+// The seed's contract (memory_bandwidth.tile's header): which elements a
+// pattern reaches, and the operation on them; the rest of c is untouched.
+TEST_P(SeedMemoryBandwidth, MatchesReference) {
+  const BandwidthCase &c = GetParam();
+  auto kernel = seedKernel(
+      "memory_bandwidth", "memory_bandwidth_kernel",
+      withPrecision(c.dtype, {{"operation", ConstValue::string(c.op)},
+                              {"access_pattern", ConstValue::string(c.pattern)},
+                              {"num_warps", ConstValue::integer(4)}}));
+  HostTensor a = HostTensor::empty({c.n}, c.dtype);
+  HostTensor b = HostTensor::empty({c.n}, c.dtype);
+  HostTensor out = HostTensor::empty({c.n}, c.dtype);
+  fillUniform(a, 71);
+  fillUniform(b, 72);
+  for (int64_t i = 0; i < c.n; ++i)
+    out.setAt(i, -7.0);
+  HostTensor expected = out.clone();
+  const double scalar = 1.5;
+  const int64_t threads = (c.n + 127) / 128 * 128;
+  for (int64_t i = 0; i < threads; ++i) {
+    int64_t idx = i;
+    if (c.pattern.rfind("strided_", 0) == 0)
+      idx = i * std::stoll(c.pattern.substr(8));
+    else if (c.pattern == "random")
+      idx = (i * 1103515245 + 12345) % c.n;
+    if (idx >= c.n)
+      continue;
+    double x = a.at(idx), y = b.at(idx), v;
+    // The product rounds to the storage type before the sum, as the
+    // kernel computes in it.
+    auto round = [&](double t) {
+      HostTensor one = HostTensor::empty({1}, c.dtype);
+      one.setAt(0, t);
+      return one.at(0);
+    };
+    if (c.op == "copy")
+      v = x;
+    else if (c.op == "scale")
+      v = round(scalar * x);
+    else if (c.op == "add")
+      v = round(x + y);
+    else
+      v = round(x + round(scalar * y));
+    expected.setAt(idx, v);
+  }
+  ASSERT_LAUNCH(kernel,
+                {view(a), view(b), view(out), Arg(scalar), Arg(int64_t(1))});
+  EXPECT_CLOSE(out, expected, toleranceFor(c.dtype, Op::Elementwise));
+}
+
+std::vector<BandwidthCase> bandwidthCases() {
+  std::vector<BandwidthCase> v;
+  for (const char *op : {"copy", "scale", "add", "triad"})
+    for (const char *pat : {"sequential", "strided_3", "random"})
+      v.push_back({DType::F32, op, pat, 1000});
+  v.push_back({DType::F16, "triad", "sequential", 4099});
+  v.push_back({DType::BF16, "scale", "strided_2", 513});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Seed, SeedMemoryBandwidth,
+                         ::testing::ValuesIn(bandwidthCases()), bandwidthName);
 
 } // namespace

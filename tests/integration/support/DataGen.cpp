@@ -55,6 +55,12 @@ double maxFiniteValue(DType dtype) {
     return 0x1.fffffffffffffp62; // largest double below 2^63
   case DType::Bool:
     return 1.0;
+  case DType::F6E3M2:
+    return 28.0;
+  case DType::F6E2M3:
+    return 7.5;
+  case DType::F4E2M1:
+    return 6.0;
   }
   return 0.0;
 }

@@ -104,7 +104,7 @@ HostTensor HostTensor::allocate(std::vector<int64_t> shape,
   if (elements < minElements)
     elements = minElements;
   HostTensor t;
-  size_t bytes = static_cast<size_t>(elements) * dtypeSize(dtype);
+  size_t bytes = tessera::storageBytes(dtype, static_cast<size_t>(elements));
   t.storage_ = std::make_shared<Storage>(bytes);
   std::memset(t.storage_->bytes, fillByte, bytes);
   t.dtype_ = dtype;
@@ -196,13 +196,16 @@ bool HostTensor::isContiguous() const {
 }
 
 void *HostTensor::data() {
-  TESSERA_TEST_CHECK(defined(), "data() of an undefined tensor");
-  return storage_->bytes + static_cast<size_t>(offset_) * elementSize();
+  return const_cast<void *>(static_cast<const HostTensor *>(this)->data());
 }
 
 const void *HostTensor::data() const {
   TESSERA_TEST_CHECK(defined(), "data() of an undefined tensor");
-  return storage_->bytes + static_cast<size_t>(offset_) * elementSize();
+  // A packed view starts on a byte: its element 0 is bit 0 of data().
+  size_t bit = static_cast<size_t>(offset_) * dtypeBits(dtype_);
+  TESSERA_TEST_CHECK(bit % 8 == 0,
+                     "data() of a packed view that starts inside a byte");
+  return storage_->bytes + bit / 8;
 }
 
 void *HostTensor::storageData() {
@@ -406,11 +409,11 @@ int64_t HostTensor::countChangedBytesOutsideView() const {
   if (!defined())
     return 0;
   std::vector<bool> covered(storage_->size, false);
-  size_t elementBytes = elementSize();
+  size_t bits = dtypeBits(dtype_);
   forEachElement(shape_, strides_, offset_, [&](int64_t, int64_t pos) {
-    size_t first = static_cast<size_t>(pos) * elementBytes;
-    for (size_t b = 0; b < elementBytes; ++b)
-      covered[first + b] = true;
+    size_t first = static_cast<size_t>(pos) * bits;
+    for (size_t b = first / 8; b <= (first + bits - 1) / 8; ++b)
+      covered[b] = true;
   });
   int64_t changed = 0;
   for (size_t b = 0; b < storage_->size; ++b)

@@ -342,8 +342,8 @@ TEST(DTypeName, AliasesParseToTheirType) {
 
 TEST(DTypeName, UnsupportedOrMisspelledNamesAreRejected) {
   for (const char *name :
-       {"fp6", "fp4", "", "F32", "Float", "f64", "float64", "double", "i16",
-        "int16", "uint8", "u8", "fp8", "f8", "e4m3 ", " f32", "bf16x",
+       {"fp5", "fp6_e4m1", "", "F32", "Float", "f64", "float64", "double",
+        "i16", "int16", "uint8", "u8", "fp8", "f8", "e4m3 ", " f32", "bf16x",
         "float8_e4m3fnuz", "float8_e5m2fnuz"})
     EXPECT_FALSE(parseDType(name).has_value()) << "'" << name << "'";
   // A string_view that is a prefix of a longer buffer.
@@ -366,7 +366,8 @@ TEST(DTypeSize, MatchesStorageWidth) {
 TEST(DTypeKind, ClassifiesEveryDType) {
   for (DType t : kAllDTypes) {
     bool isLow = t == DType::F16 || t == DType::BF16 || t == DType::F8E4M3 ||
-                 t == DType::F8E5M2;
+                 t == DType::F8E5M2 || t == DType::F6E3M2 ||
+                 t == DType::F6E2M3 || t == DType::F4E2M1;
     bool isInt = t == DType::I8 || t == DType::I32 || t == DType::I64;
     EXPECT_EQ(isLowPrecisionFloat(t), isLow) << dtypeName(t);
     EXPECT_EQ(isFloatDType(t), isLow || t == DType::F32) << dtypeName(t);
@@ -542,10 +543,11 @@ TEST(F8E5M2Conversion, OverflowBecomesSignedInfinity) {
 double storeThenLoad(DType t, double v) {
   alignas(8) unsigned char buf[5 * 8] = {};
   storeFromDouble(buf, t, 2, v);
-  size_t size = dtypeSize(t);
-  for (size_t i = 0; i < sizeof(buf); ++i) {
-    if (i < 2 * size || i >= 3 * size) {
-      EXPECT_EQ(buf[i], 0) << dtypeName(t) << " byte " << i;
+  size_t bits = dtypeBits(t);
+  for (size_t bit = 0; bit < 8 * sizeof(buf); ++bit) {
+    if (bit < 2 * bits || bit >= 3 * bits) {
+      EXPECT_EQ((buf[bit / 8] >> (bit % 8)) & 1, 0)
+          << dtypeName(t) << " bit " << bit;
     }
   }
   return loadAsDouble(buf, t, 2);
@@ -554,6 +556,8 @@ double storeThenLoad(DType t, double v) {
 TEST(LoadStore, RoundTripsExactValuesForEveryDType) {
   for (DType t : kAllDTypes) {
     for (double v : {0.0, 1.0, -2.0, 3.0, 96.0, -112.0}) {
+      if (isPackedDType(t) && std::fabs(v) > 6)
+        continue; // beyond fp4's range (saturation is tested below)
       double expected = t == DType::Bool ? (v != 0 ? 1.0 : 0.0) : v;
       EXPECT_EQ(storeThenLoad(t, v), expected) << dtypeName(t) << " " << v;
     }
@@ -687,3 +691,135 @@ TEST(LoadStore, LowPrecisionLoadsDecodeTheBits) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The packed OCP MX element types (fp6_e3m2, fp6_e2m3, fp4_e2m1)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct PackedFormat {
+  DType dtype;
+  const llvm::fltSemantics &(*semantics)();
+};
+const PackedFormat kPacked[] = {
+    {DType::F6E3M2, llvm::APFloat::Float6E3M2FN},
+    {DType::F6E2M3, llvm::APFloat::Float6E2M3FN},
+    {DType::F4E2M1, llvm::APFloat::Float4E2M1FN},
+};
+
+/// APFloat's rounding of `v` (finite) to `f`: round to nearest even,
+/// saturating at the largest finite magnitude.
+uint8_t apfloatCode(const PackedFormat &f, double v) {
+  llvm::APFloat value(v);
+  bool losesInfo = false;
+  (void)value.convert(f.semantics(), llvm::APFloat::rmNearestTiesToEven,
+                      &losesInfo);
+  return uint8_t(value.bitcastToAPInt().getZExtValue());
+}
+
+} // namespace
+
+TEST(PackedTypes, NamesSizesAndAliases) {
+  EXPECT_EQ(parseDType("fp6"), DType::F6E3M2);
+  EXPECT_EQ(parseDType("fp4"), DType::F4E2M1);
+  EXPECT_EQ(parseDType("float6_e2m3fn"), DType::F6E2M3);
+  EXPECT_EQ(parseDType("e2m1"), DType::F4E2M1);
+  for (const PackedFormat &f : kPacked) {
+    EXPECT_EQ(parseDType(dtypeName(f.dtype)), f.dtype);
+    EXPECT_TRUE(isPackedDType(f.dtype));
+  }
+  EXPECT_FALSE(isPackedDType(DType::F8E4M3));
+  EXPECT_EQ(dtypeBits(DType::F6E2M3), 6u);
+  EXPECT_EQ(dtypeBits(DType::F4E2M1), 4u);
+  EXPECT_EQ(dtypeBits(DType::BF16), 16u);
+  EXPECT_EQ(storageBytes(DType::F4E2M1, 7), 4u);
+  EXPECT_EQ(storageBytes(DType::F6E3M2, 4), 3u);
+  EXPECT_EQ(storageBytes(DType::F6E3M2, 5), 4u);
+  EXPECT_EQ(storageBytes(DType::F32, 5), 20u);
+}
+
+TEST(PackedTypes, DecodeMatchesAPFloatForAllCodes) {
+  for (const PackedFormat &f : kPacked) {
+    for (unsigned code = 0; code < (1u << dtypeBits(f.dtype)); ++code) {
+      llvm::APFloat value(f.semantics(), llvm::APInt(dtypeBits(f.dtype), code));
+      EXPECT_EQ(decodePackedFloat(f.dtype, uint8_t(code)),
+                value.convertToDouble())
+          << dtypeName(f.dtype) << " code " << code;
+    }
+  }
+  EXPECT_EQ(decodePackedFloat(DType::F6E3M2, 0x1F), 28.0);
+  EXPECT_EQ(decodePackedFloat(DType::F6E2M3, 0x1F), 7.5);
+  EXPECT_EQ(decodePackedFloat(DType::F4E2M1, 0x7), 6.0);
+  EXPECT_EQ(decodePackedFloat(DType::F4E2M1, 0x9), -0.5);
+}
+
+TEST(PackedTypes, EncodeMatchesAPFloat) {
+  std::mt19937_64 rng(7);
+  for (const PackedFormat &f : kPacked) {
+    MismatchLog log(dtypeName(f.dtype));
+    auto check = [&](double v) {
+      log.check(std::bit_cast<uint64_t>(v), encodePackedFloat(f.dtype, v),
+                apfloatCode(f, v));
+    };
+    // Every code, the midpoints between neighbours (ties) and just off them.
+    unsigned codes = 1u << dtypeBits(f.dtype);
+    for (unsigned c = 0; c < codes; ++c) {
+      double v = decodePackedFloat(f.dtype, uint8_t(c));
+      check(v);
+      for (unsigned d = 0; d < codes; ++d) {
+        double w = decodePackedFloat(f.dtype, uint8_t(d));
+        double mid = (v + w) / 2;
+        check(mid);
+        check(std::nextafter(mid, 0.0));
+        check(std::nextafter(mid, 100.0));
+      }
+    }
+    std::uniform_real_distribution<double> wide(-40.0, 40.0), narrow(-0.3, 0.3);
+    for (int i = 0; i < 20000; ++i) {
+      check(wide(rng));
+      check(narrow(rng));
+    }
+  }
+}
+
+TEST(PackedTypes, Saturate) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(encodePackedFloat(DType::F4E2M1, 100.0), 0x7);
+  EXPECT_EQ(encodePackedFloat(DType::F4E2M1, -inf), 0xF);
+  EXPECT_EQ(encodePackedFloat(DType::F4E2M1, 5.0), 0x6); // tie to even: 4
+  EXPECT_EQ(encodePackedFloat(DType::F6E3M2, 1e30), 0x1F);
+  EXPECT_EQ(encodePackedFloat(DType::F6E2M3, -8.0), 0x3F);
+  // NaN has no code: +max, as cvt.rn.satfinite.
+  EXPECT_EQ(encodePackedFloat(DType::F6E2M3,
+                              std::numeric_limits<double>::quiet_NaN()),
+            0x1F);
+  EXPECT_EQ(storeThenLoad(DType::F4E2M1, -112.0), -6.0);
+  EXPECT_EQ(storeThenLoad(DType::F6E3M2, 96.0), 28.0);
+}
+
+TEST(PackedTypes, PackingLayout) {
+  // fp4: element 2k in the low nibble of byte k.
+  unsigned char b4[2] = {};
+  storeFromDouble(b4, DType::F4E2M1, 0, 1.0);  // 0x2
+  storeFromDouble(b4, DType::F4E2M1, 1, -6.0); // 0xF
+  storeFromDouble(b4, DType::F4E2M1, 2, 0.5);  // 0x1
+  EXPECT_EQ(b4[0], 0xF2);
+  EXPECT_EQ(b4[1], 0x01);
+  // fp6: four elements in three bytes, little-endian bit order.
+  unsigned char b6[4] = {};
+  const double values[] = {1.0, -0.25, 28.0,
+                           0.0625}; // codes 0x0C 0x24 0x1F 0x01
+  for (size_t i = 0; i < 4; ++i)
+    storeFromDouble(b6, DType::F6E3M2, i, values[i]);
+  uint32_t word = b6[0] | uint32_t(b6[1]) << 8 | uint32_t(b6[2]) << 16;
+  EXPECT_EQ(word, 0x0Cu | 0x24u << 6 | 0x1Fu << 12 | 0x01u << 18);
+  EXPECT_EQ(b6[3], 0);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(loadAsDouble(b6, DType::F6E3M2, i), values[i]) << i;
+  // Rewriting an element leaves its neighbours.
+  storeFromDouble(b6, DType::F6E3M2, 1, 3.0);
+  EXPECT_EQ(loadAsDouble(b6, DType::F6E3M2, 0), 1.0);
+  EXPECT_EQ(loadAsDouble(b6, DType::F6E3M2, 1), 3.0);
+  EXPECT_EQ(loadAsDouble(b6, DType::F6E3M2, 2), 28.0);
+}

@@ -51,7 +51,11 @@ TEST(PrecisionPolicy, MalformedPoliciesAreErrors) {
   EXPECT_NE(parseError("bf16@accum(fp32").find("malformed"), std::string::npos);
   EXPECT_NE(parseError("bf16@fp32").find("malformed"), std::string::npos);
   EXPECT_NE(parseError("fp12").find("unknown storage type"), std::string::npos);
-  EXPECT_NE(parseError("fp4").find("not supported yet"), std::string::npos);
+  EXPECT_EQ(parseOk("fp4").storage, DType::F4E2M1);
+  EXPECT_EQ(parseOk("fp6@accum(fp32)").storage, DType::F6E3M2);
+  EXPECT_EQ(parseOk("fp6_e2m3@accum(fp16)").accum, DType::F16);
+  EXPECT_NE(parseError("fp4@accum(fp4)").find("is a storage type"),
+            std::string::npos);
   EXPECT_NE(parseError("f16@accum(x)").find("unknown accumulate type"),
             std::string::npos);
 }

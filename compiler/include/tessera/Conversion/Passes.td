@@ -486,6 +486,32 @@ def LowerKernelAssertsPass : Pass<"tessera-lower-kernel-asserts", "::mlir::Modul
                            "::mlir::cf::ControlFlowDialect"];
 }
 
+def LowerKernelPrintsPass : Pass<"tessera-lower-kernel-prints", "::mlir::ModuleOp"> {
+  let summary = "gpu.printf in host code calls the C library's printf";
+  let description = [{
+    For code that runs on the host (the cpu and sim devices): every
+    `gpu.printf "format", %args` becomes a call of the variadic C `printf`
+    with the format as a constant string and the arguments as they are
+    (the kernel-body print widens floats to f64 and small integers to i32,
+    as C's default argument promotions require). The cuda target lowers
+    gpu.printf to `vprintf` (convert-gpu-to-nvvm) instead.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def PrintOncePerBlockPass : Pass<"tessera-print-once-per-block", "::mlir::ModuleOp"> {
+  let summary = "A tile program's gpu.printf runs on the block's first thread";
+  let description = [{
+    In a tile program every thread of the block runs the program's scalar
+    code. This pass puts each `gpu.printf` of a `gpu.func` kernel under
+    `scf.if` thread (0, 0, 0), so that a print runs once per program
+    instance, as on the cpu device. SIMT programs (whose kernels the GPU
+    pipeline outlines without this pass) print once per thread.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ApproximateMathPass : Pass<"tessera-approximate-math"> {
   let summary = "Replaces transcendental math ops with polynomial approximations";
   let description = [{

@@ -29,6 +29,11 @@
 //   bf16      7   7.81e-3               1.6e-2        2 ulp (industry value)
 //   fp8_e4m3  3   1.25e-1               1.25e-1       1 ulp
 //   fp8_e5m2  2   2.5e-1                2.5e-1        1 ulp
+//   fp6_e3m2  2   2.5e-1                2.5e-1        1 ulp
+//   fp6_e2m3  3   1.25e-1               1.25e-1       1 ulp
+//   fp4_e2m1  1   5e-1                  5e-1          1 ulp
+//   (a product of fp6/fp4 inputs, exact in f16, is checked with f16's
+//   tolerance: see docs/testing.md)
 //   integers  -   -                     0             exact
 //
 // (A half-ulp fp8 tolerance such as 6.25e-2 for e4m3 rejects correct

@@ -29,7 +29,9 @@ Status tessera::addLLVMConversion(mlir::PassManager &pm) {
   // them into vector lanes; the GPU reduces in trees).
   // Failed kernel assertions report to the launch (tessera-lower-kernel-
   // asserts) rather than abort the process, as upstream's lowering does.
+  // Kernel prints call the C library's printf (tessera-lower-kernel-prints).
   return addPipeline(pm, "tessera-lower-kernel-asserts,"
+                         "tessera-lower-kernel-prints,"
                          "convert-vector-to-llvm{reassociate-fp-reductions},"
                          "convert-math-to-llvm,"
                          "convert-math-to-libm,convert-to-llvm,"

@@ -132,6 +132,7 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
                 std::to_string(kMaxTileRegisters) + " warpgroup-mma=" + wgmma +
                 "},"
                 "tessera-warpgroup-pingpong,tessera-warp-specialize,"
+                "tessera-print-once-per-block,"
                 "symbol-dce,canonicalize,tessera-fold-grid-bounds,"
                 "canonicalize,cse"));
   } else {
@@ -152,7 +153,8 @@ Status gpu::lowerToGPUDialect(ModuleOp module, const GpuArch &arch) {
             "func.func(convert-linalg-to-parallel-loops,"
             "tessera-gpu-vectorize-elementwise),"
             "tessera-distribute-to-gpu{max-shared-bytes=0},"
-            "symbol-dce,canonicalize,tessera-fold-grid-bounds,canonicalize,cse,"
+            "tessera-print-once-per-block,symbol-dce,canonicalize,tessera-fold-"
+            "grid-bounds,canonicalize,cse,"
             "tessera-gpu-mma-sync,"
             "tessera-gpu-async-copy,tessera-gpu-pipeline-copies,"
             "canonicalize,cse,tessera-lower-subgroup-reduce,"
