@@ -15,7 +15,10 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# The Python package's venv (python/requirements-dev.txt) comes first: the
+# configure step builds python/ only when it exists.
 configure: deps
+	@scripts/setup-python.sh $(BUILD_DIR) || true
 	@cmake --preset $(PRESET) > /dev/null
 
 build: configure

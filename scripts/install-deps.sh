@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ make python3 python3-matplotlib git
+  python3-dev python3-venv
   llvm-22-dev libmlir-22-dev mlir-22-tools
   clang-22 libclang-rt-22-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,0 +1,26 @@
+"""Shared fixtures: where the kernel library is, and the devices to run on."""
+
+import os
+import pathlib
+
+import pytest
+
+import tessera
+
+ROOT = pathlib.Path(os.environ.get("TESSERA_SOURCE_DIR",
+                                   pathlib.Path(__file__).parents[2]))
+KERNELS = ROOT / "kernels_dsl"
+
+
+def library(name: str) -> tessera.Program:
+    """kernels_dsl/<name>.tile."""
+    return tessera.load(KERNELS / f"{name}.tile")
+
+
+@pytest.fixture(params=["cpu", "sim", "cuda"])
+def device(request):
+    """Every device: cuda tests skip, with the reason, without a GPU."""
+    why = tessera.device_available(request.param)
+    if why is not None:
+        pytest.skip(f"{request.param}: {why}")
+    return request.param
