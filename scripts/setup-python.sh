@@ -31,28 +31,10 @@ if [ -x "$python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   exit 0
 fi
 
-command -v python3 >/dev/null || skip "no python3"
-if ! python3 -c 'import ensurepip, venv, sysconfig, os; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" -eq 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q python3-venv python3-dev >/dev/null 2>&1 ||
-      { apt-get update -q >/dev/null 2>&1 &&
-        apt-get install -y -q python3-venv python3-dev >/dev/null 2>&1; } ||
-      skip "apt-get install python3-venv python3-dev failed"
-  fi
-  python3 -c 'import ensurepip, venv' 2>/dev/null ||
-    skip "python3 has no venv module (install python3-venv)"
-fi
-
-mkdir -p "$1"
-if [ ! -x "$python" ]; then
-  python3 -m venv --clear "$venv" >/dev/null 2>&1 ||
-    skip "python3 -m venv $venv failed"
-fi
-log="$venv/setup-python.log"
-if ! "$python" -m pip install -q --disable-pip-version-check --retries 1 \
-    --timeout 20 -r "$requirements" >"$log" 2>&1; then
-  reason="$(grep -m1 '^ERROR' "$log" || tail -n1 "$log")"
-  skip "pip: ${reason:-failed}, see $log"
-fi
+# shellcheck source=venv-lib.sh
+. "$root/scripts/venv-lib.sh"
+make_venv "$venv" \
+  'import ensurepip, venv, sysconfig, os; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+  python3-venv python3-dev
+pip_requirements "$venv" "$requirements" "$venv/setup-python.log"
 echo "$want" >"$stamp"
