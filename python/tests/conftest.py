@@ -2,8 +2,12 @@
 
 import os
 import pathlib
+import sys
 
 import pytest
+
+# python/workloads (after the built package, which must come first).
+sys.path.append(str(pathlib.Path(__file__).parents[1]))
 
 import tessera
 
