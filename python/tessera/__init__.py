@@ -64,10 +64,12 @@ _BYTE_VIEWS = {
     "float8_e5m2": ("uint8", "fp8_e5m2"),
 }
 
-# NumPy dtype names -> Tessera dtype names, for binding generic dtypes.
-_NUMPY_DTYPES = {
+# NumPy / PyTorch / CuPy dtype names -> Tessera dtype names, for binding
+# generic dtypes (PyTorch spells them "torch.float32").
+_DTYPE_NAMES = {
     "float32": "f32",
     "float16": "f16",
+    "bfloat16": "bf16",
     "int8": "i8",
     "int32": "i32",
     "int64": "i64",
@@ -78,19 +80,13 @@ _NUMPY_DTYPES = {
 def _array_arg(value: Any) -> Tuple[Any, Optional[str]]:
     """(what the native launch takes, the Tessera dtype name or None)."""
     dtype = getattr(value, "dtype", None)
-    name = getattr(dtype, "name", None) if dtype is not None else None
+    if dtype is None:
+        return value, None
+    name = str(getattr(dtype, "name", dtype)).replace("torch.", "")
     if name in _BYTE_VIEWS and hasattr(value, "view"):
         raw, tessera_name = _BYTE_VIEWS[name]
         return (value.view(raw), tessera_name), tessera_name
-    if name in _NUMPY_DTYPES:
-        return value, _NUMPY_DTYPES[name]
-    if name is not None or hasattr(value, "__dlpack__"):
-        torch_name = str(dtype).replace("torch.", "")
-        mapped = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
-                  "int8": "i8", "int32": "i32", "int64": "i64",
-                  "bool": "bool"}.get(torch_name)
-        return value, mapped
-    return value, None
+    return value, _DTYPE_NAMES.get(name)
 
 
 class Kernel:
@@ -107,6 +103,8 @@ class Kernel:
         self._constants = dict(constants)
         self._grid = tuple(grid) if grid is not None else None
         self._compiled: Dict[Tuple, Any] = {}
+        # (name, is_tensor, dtype name, generic) per parameter, read once.
+        self._params = program._native.params(name)
 
     def __getitem__(self, grid) -> "Kernel":
         """``kernel[grid](...)``: launch on an explicit grid of programs."""
@@ -119,7 +117,7 @@ class Kernel:
         merged = dict(self._constants)
         merged.update(constants)
         launch_args = []
-        params = self._program._native.params(self.name)
+        params = self._params
         for i, value in enumerate(args):
             arg, dtype = _array_arg(value)
             launch_args.append(arg)

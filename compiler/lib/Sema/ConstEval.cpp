@@ -2,7 +2,7 @@
 
 #include "tessera/Sema/ConstEval.h"
 
-#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -390,15 +390,16 @@ sema::foldBuiltinCall(const std::string &name, const std::vector<ConstValue> &ar
       // Python's int(str): optional sign and blanks around base-10 digits.
       const std::string &t = args[0].getStr();
       size_t b = t.find_first_not_of(" \t\n"), e = t.find_last_not_of(" \t\n");
-      std::string digits = b == std::string::npos ? "" : t.substr(b, e - b + 1);
-      size_t start = !digits.empty() && (digits[0] == '+' || digits[0] == '-');
-      bool ok = digits.size() > start && digits.size() - start <= 18 &&
-                std::all_of(digits.begin() + start, digits.end(),
-                            [](char c) { return c >= '0' && c <= '9'; });
-      if (!ok)
+      const char *first = t.data() + (b == std::string::npos ? t.size() : b);
+      const char *last = t.data() + (b == std::string::npos ? t.size() : e + 1);
+      if (first != last && *first == '+' && last - first > 1 && first[1] != '-')
+        ++first;
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(first, last, v);
+      if (first == last || ec != std::errc() || end != last)
         return fail(error,
                     "invalid literal for int() with base 10: '" + t + "'");
-      return ConstValue::integer(std::stoll(digits));
+      return ConstValue::integer(v);
     }
     return fail(error, std::string("int() argument must be a number, not '") +
                            kindName(args[0]) + "'");

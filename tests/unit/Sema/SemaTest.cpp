@@ -179,6 +179,24 @@ TEST(Builtins, ArgumentErrorsNameTheBuiltin) {
                         "a for loop"));
 }
 
+// Constexpr strings: startswith/endswith/split and int(str) fold at compile
+// time (static_assert fails the compile when a fold is wrong).
+TEST(Builtins, ConstexprStringMethodsFold) {
+  EXPECT_EQ(compileBody("    p = 'strided_12'\n"
+                        "    static_assert(p.startswith('strided'))\n"
+                        "    static_assert(not p.endswith('1'))\n"
+                        "    static_assert(int(p.split('_')[1]) == 12)\n"
+                        "    static_assert(len(' a  b '.split()) == 2)\n"
+                        "    static_assert(int(' +7 ') + int('-3') == 4)\n"),
+            "");
+  for (const char *bad : {"'1x'", "'+-1'", "''", "'99999999999999999999'"})
+    EXPECT_THAT(compileBody(std::string("    y = int(") + bad + ")\n"),
+                HasSubstr("invalid literal for int() with base 10"))
+        << bad;
+  EXPECT_THAT(compileBody("    y = 'a'.split('')\n"),
+              HasSubstr("split() separator must be a non-empty"));
+}
+
 // docs/language.md carries the table's index between two markers; it is
 // regenerated with `tessera-compile --list-builtins`.
 TEST(Builtins, TheLanguageReferenceIndexesEveryBuiltin) {
